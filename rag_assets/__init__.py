@@ -1,0 +1,1 @@
+"""rag-assets: a document RAG for regulated insurance work, orchestrated by Dagster."""

@@ -1,0 +1,1 @@
+"""Dagster definitions: thin assets over the plain modules of rag_assets."""

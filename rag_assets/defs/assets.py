@@ -1,0 +1,115 @@
+"""The ingestion pipeline, one asset per stage, partitioned per document:
+
+source_document → docling_document → parents → children → dense_embeddings
+                                                        ↘ lexical_index
+"""
+
+
+from dagster import (
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetCheckSpec,
+    AssetExecutionContext,
+    DataVersion,
+    Failure,
+    MaterializeResult,
+    MetadataValue,
+    asset,
+)
+
+from rag_assets import pipeline
+from rag_assets.defs.partitions import documents_partitions
+from rag_assets.defs.resources import KnowledgeStoreResource
+from rag_assets.errors import DocumentError
+from rag_assets.versions import CODE_VERSIONS
+
+GROUP = "ingestion"
+CHECKS = {
+    "parents": ["parents_cover_body", "no_table_split"],
+    "children": ["offsets_partition_parents", "children_within_token_budget", "every_child_has_one_parent"],
+    "dense_embeddings": ["embeddings_match_children", "vectors_unit_norm", "model_recorded"],
+    "lexical_index": ["lexical_count_matches_children"],
+}
+
+
+def _specs(asset_name: str) -> list[AssetCheckSpec]:
+    return [AssetCheckSpec(name, asset=asset_name, blocking=True) for name in CHECKS.get(asset_name, [])]
+
+
+def _result(context: AssetExecutionContext, stage: str, result: pipeline.StageResult) -> MaterializeResult:
+    metadata = {k: v for k, v in result.metadata.items() if v is not None}
+    metadata["code_version"] = CODE_VERSIONS[stage]
+    pipeline.mark_stage_done(context.resources.knowledge.settings(), context.partition_key, stage)
+    return MaterializeResult(
+        metadata=metadata,
+        data_version=DataVersion(result.data_version),
+        check_results=[
+            AssetCheckResult(check_name=name, passed=bool(passed), description=description,
+                             severity=AssetCheckSeverity.ERROR)
+            for name, (passed, description) in result.checks.items()
+        ],
+    )
+
+
+def _run(stage_fn, context: AssetExecutionContext, **kwargs):
+    try:
+        return stage_fn(context.resources.knowledge.settings(), context.partition_key, **kwargs)
+    except DocumentError as exc:
+        context.log.error(str(exc))
+        raise Failure(description=str(exc), metadata={"file": exc.path, "reason": exc.reason}) from exc
+
+
+def _stage_asset(name: str, deps: list, description: str, **extra):
+    return asset(
+        name=name,
+        partitions_def=documents_partitions,
+        code_version=CODE_VERSIONS[name],
+        group_name=GROUP,
+        deps=deps,
+        description=description,
+        check_specs=_specs(name),
+        required_resource_keys={"knowledge"},
+        **extra,
+    )
+
+
+@_stage_asset("source_document", [], "The source file copied under its sha256, with its sidecar metadata.")
+def source_document(context: AssetExecutionContext) -> MaterializeResult:
+    _record, result = _run(pipeline.run_source_document, context)
+    return _result(context, "source_document", result)
+
+
+@_stage_asset("docling_document", [source_document], "Docling conversion (JSON, pictures, manifest).")
+def docling_document(context: AssetExecutionContext) -> MaterializeResult:
+    result = _run(pipeline.run_docling_document, context)
+    context.log.info(f"converted {result.metadata.get('pages') or 0} pages, {result.metadata['tables']} tables")
+    return _result(context, "docling_document", result)
+
+
+@_stage_asset("parents", [docling_document], "One parent per section (heading path), Parquet.")
+def parents(context: AssetExecutionContext) -> MaterializeResult:
+    return _result(context, "parents", _run(pipeline.run_parents, context))
+
+
+@_stage_asset("children", [parents], "≤400-token contextualized chunks partitioning each parent, Parquet.")
+def children(context: AssetExecutionContext) -> MaterializeResult:
+    return _result(context, "children", _run(pipeline.run_children, context))
+
+
+@_stage_asset("dense_embeddings", [children], "Child vectors in LanceDB, replacing the document's rows.")
+def dense_embeddings(context: AssetExecutionContext) -> MaterializeResult:
+    def progress(done: int, total: int) -> None:
+        context.log.info(f"embedded {done}/{total} new children")
+
+    result = _run(pipeline.run_dense_embeddings, context, progress=progress)
+    result.metadata["model"] = MetadataValue.text(result.metadata["model"])
+    return _result(context, "dense_embeddings", result)
+
+
+# One Tantivy writer at a time: the pool serializes runs, the file lock covers other writers.
+@_stage_asset("lexical_index", [children], "Children in the Tantivy index (French/English analyzers).", pool="tantivy_writer")
+def lexical_index(context: AssetExecutionContext) -> MaterializeResult:
+    return _result(context, "lexical_index", _run(pipeline.run_lexical_index, context))
+
+
+ingestion_assets = [source_document, docling_document, parents, children, dense_embeddings, lexical_index]

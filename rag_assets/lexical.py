@@ -1,0 +1,187 @@
+"""Tantivy lexical index of children, with French and English analyzers.
+
+Analyzers are not saved with an index, so they are registered on every open. User
+queries are never given to Tantivy's query parser (it raises on ordinary text such as
+"c'est-à-dire" or "S/P:"): they are analyzed here and turned into term queries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+import tantivy
+
+from rag_assets.filters import SearchFilters, date_number
+from rag_assets.store import file_lock
+
+TEXT_FIELDS = {"fr": "text_fr", "en": "text_en"}
+_STEMMERS = {"fr": "french", "en": "english"}
+
+
+def analyzer(language: str) -> tantivy.TextAnalyzer:
+    # ASCII folding after stemming: the Snowball French stemmer expects accents.
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.remove_long(40))
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.stopword(_STEMMERS[language]))
+        .filter(tantivy.Filter.stemmer(_STEMMERS[language]))
+        .filter(tantivy.Filter.ascii_fold())
+        .build()
+    )
+
+
+def _schema() -> tantivy.Schema:
+    builder = tantivy.SchemaBuilder()
+    for name in ("child_id", "parent_id", "document_id", "version", "language", "document_type", "allowed_groups"):
+        builder.add_text_field(name, stored=True, tokenizer_name="raw")
+    builder.add_integer_field("effective_date", stored=True, indexed=True, fast=True)
+    for language, field_name in TEXT_FIELDS.items():
+        builder.add_text_field(field_name, stored=False, tokenizer_name=f"{language}_stem")
+    return builder.build()
+
+
+@dataclass
+class LexicalDoc:
+    child_id: str
+    parent_id: str
+    document_id: str
+    version: str
+    language: str
+    document_type: str | None
+    allowed_groups: list[str]
+    effective_date: str | None
+    text: str
+
+
+class LexicalIndex:
+    def __init__(self, directory: Path):
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.schema = _schema()
+        self.index = tantivy.Index(self.schema, path=str(self.directory), reuse=True)
+        self._analyzers = {language: analyzer(language) for language in TEXT_FIELDS}
+        for language, text_analyzer in self._analyzers.items():
+            self.index.register_tokenizer(f"{language}_stem", text_analyzer)
+        self._lock_path = self.directory.parent / "locks" / "tantivy.lock"
+
+    # writing -----------------------------------------------------------------
+    def replace_document(self, document_id: str, docs: Iterable[LexicalDoc]) -> int:
+        """Delete the document's entries and add the new ones in one commit, so a reader
+        sees either the old or the new version."""
+        with file_lock(self._lock_path):
+            writer = self.index.writer(heap_size=50_000_000, num_threads=1)
+            try:
+                writer.delete_documents_by_term("document_id", document_id)
+                count = 0
+                for doc in docs:
+                    language = doc.language if doc.language in TEXT_FIELDS else "fr"
+                    fields = {
+                        "child_id": doc.child_id,
+                        "parent_id": doc.parent_id,
+                        "document_id": doc.document_id,
+                        "version": doc.version,
+                        "language": language,
+                        "document_type": doc.document_type or "",
+                        "allowed_groups": list(doc.allowed_groups),
+                        "effective_date": date_number(doc.effective_date),
+                        TEXT_FIELDS[language]: doc.text,
+                    }
+                    writer.add_document(tantivy.Document(**fields))
+                    count += 1
+                writer.commit()
+                writer.wait_merging_threads()
+            except BaseException:
+                writer.rollback()
+                raise
+        self.index.reload()
+        return count
+
+    def delete_document(self, document_id: str) -> None:
+        self.replace_document(document_id, [])
+
+    # reading -----------------------------------------------------------------
+    def analyze(self, text: str, language: str) -> list[str]:
+        return self._analyzers[language].analyze(text)
+
+    def _filter_clauses(self, filters: SearchFilters) -> list[tuple[tantivy.Occur, tantivy.Query]]:
+        def any_of(field_name: str, values) -> tantivy.Query:
+            return tantivy.Query.boolean_query(
+                [(tantivy.Occur.Should, tantivy.Query.term_query(self.schema, field_name, v)) for v in values]
+            )
+
+        clauses = [(tantivy.Occur.Must, any_of("allowed_groups", filters.groups))]
+        for field_name, values in (
+            ("document_id", filters.document_ids),
+            ("document_type", filters.document_types),
+            ("language", filters.languages),
+        ):
+            if values:
+                clauses.append((tantivy.Occur.Must, any_of(field_name, values)))
+        if filters.effective_from or filters.effective_to:
+            lower = date_number(filters.effective_from) if filters.effective_from else 0
+            upper = date_number(filters.effective_to) if filters.effective_to else 99991231
+            clauses.append(
+                (tantivy.Occur.Must, tantivy.Query.range_query(self.schema, "effective_date", tantivy.FieldType.Integer, lower, upper))
+            )
+        return clauses
+
+    def build_query(self, text: str, filters: SearchFilters, weights: dict[str, float] | None = None) -> tantivy.Query | None:
+        """OR of the analyzed query terms in each language field, AND the filters.
+
+        `weights` maps raw query words (before analysis) to a boost, for query expansion.
+        """
+        weights = weights or {}
+        should: list[tuple[tantivy.Occur, tantivy.Query]] = []
+        words = [(w, 1.0) for w in text.split()] + [(w, b) for w, b in weights.items() if w not in text.split()]
+        for language, field_name in TEXT_FIELDS.items():
+            if filters.languages and language not in filters.languages:
+                continue
+            for word, boost in words:
+                boost = weights.get(word, boost)
+                for token in self.analyze(word, language):
+                    query = tantivy.Query.term_query(self.schema, field_name, token)
+                    should.append((tantivy.Occur.Should, tantivy.Query.boost_query(query, boost) if boost != 1.0 else query))
+        if not should:
+            return None
+        return tantivy.Query.boolean_query(
+            [(tantivy.Occur.Must, tantivy.Query.boolean_query(should)), *self._filter_clauses(filters)]
+        )
+
+    def search(self, text: str, filters: SearchFilters, limit: int = 20, weights=None) -> list[dict]:
+        query = self.build_query(text, filters, weights)
+        if query is None:
+            return []
+        searcher = self.index.searcher()
+        hits = []
+        for rank, (score, address) in enumerate(searcher.search(query, limit=limit).hits, start=1):
+            doc = searcher.doc(address)
+            hits.append(
+                {
+                    "child_id": doc["child_id"][0],
+                    "parent_id": doc["parent_id"][0],
+                    "document_id": doc["document_id"][0],
+                    "version": doc["version"][0],
+                    "score": float(score),
+                    "rank": rank,
+                }
+            )
+        return hits
+
+    def versions(self) -> dict[str, set[str]]:
+        """document_id -> version stamps present (one, when consistent)."""
+        searcher = self.index.searcher()
+        result: dict[str, set[str]] = {}
+        if searcher.num_docs == 0:
+            return result
+        hits = searcher.search(tantivy.Query.all_query(), limit=searcher.num_docs).hits
+        for _, address in hits:
+            doc = searcher.doc(address)
+            result.setdefault(doc["document_id"][0], set()).add(doc["version"][0])
+        return result
+
+    def count(self, document_id: str) -> int:
+        searcher = self.index.searcher()
+        return searcher.search(tantivy.Query.term_query(self.schema, "document_id", document_id), limit=1, count=True).count

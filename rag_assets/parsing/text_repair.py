@@ -1,0 +1,207 @@
+"""Repairs applied to a converted DoclingDocument: line-break artefacts and heading levels.
+
+Docling already joins "assu-" + "rance" inside one layout cluster and across the
+paragraph merges of its reading-order stage. It does not handle soft hyphens
+(U+00AD, common in EUR-Lex PDFs) inside a cluster, numbers split after a
+separator ("$5," + "000" becomes "$5, 000"), words split between two items,
+letter-spaced headings ("Se c t i on 3"), nor legal heading keywords beyond
+PART/TITLE/CHAPTER/ARTICLE in English.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from docling_core.types.doc import DocItemLabel, DoclingDocument, TextItem
+from docling_core.types.doc.document import SectionHeaderItem, TitleItem
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_SOFT_HYPHEN_BREAK = re.compile(r"\u00ad\s*")
+# "$5, 000" / "1 234, 56 €": a number cut after its separator at a line break.
+# Only rejoined next to a currency or unit, so "Articles 5, 100" stays apart.
+_CURRENCY = r"(?:[$€£]|EUR|USD|GBP|euros?|%)"
+_SPLIT_NUMBER_AFTER_CURRENCY = re.compile(
+    r"(?<=[$€£])(\s?\d{1,3}(?:[ \u00a0.,]\d{3})*[.,]) (\d{2,3})(?!\d)"
+)
+_SPLIT_NUMBER_BEFORE_CURRENCY = re.compile(
+    r"(?<![\d.,])(\d{1,3}(?:[ \u00a0.]\d{3})*[.,]) (\d{2,3})(?=\s?" + _CURRENCY + r"(?!\w))"
+)
+_WORD_HYPHEN_END = re.compile(r"[^\W\d_][-\u00ad]$")
+_ENUMERATOR = r"\s+(?:[IVXLCDM]+|\d+[a-z]?|[A-Z]|premier|première|unique|preliminary|préliminaire)\b"
+_LEGAL_KEYWORDS: list[tuple[int, re.Pattern[str]]] = [
+    (rank, re.compile(rf"^(?:{words}){_ENUMERATOR}", re.IGNORECASE))
+    for rank, words in [
+        (0, "part|partie|book|livre"),
+        (1, "title|titre|annex|annexe"),
+        (2, "chapter|chapitre"),
+        (3, "section"),
+        (4, "subsection|sub-section|sous-section"),
+        (5, "paragraphe|paragraph"),
+        (6, "article|art\\."),
+    ]
+]
+_SECTION_SIGN = re.compile(r"^§+\s*\d")
+_ROMAN_HEADING = re.compile(r"^[IVXLC]+[.)]\s")
+_DOTTED_HEADING = re.compile(r"^(\d+(?:\.\d+)*)[.)]?\s+\D")
+_LETTER_HEADING = re.compile(r"^[A-Z][.)]\s")
+
+
+def clean_cell_text(text: str) -> str:
+    """Drop control characters some PDFs emit (NUL, stray newlines) and trim."""
+    return " ".join(_CONTROL.sub("", text).split())
+
+
+def join_lines(lines: Sequence[str]) -> str:
+    """Join text lines of one block, closing words hyphenated at a line end."""
+    out = ""
+    for line in (line.strip() for line in lines):
+        if not line:
+            continue
+        if out.endswith("\u00ad") or (_WORD_HYPHEN_END.search(out) and line[0].islower()):
+            out = out[:-1] + line
+        else:
+            out = f"{out} {line}" if out else line
+    return fix_split_numbers(out)
+
+
+def fix_split_numbers(text: str) -> str:
+    text = _SPLIT_NUMBER_AFTER_CURRENCY.sub(r"\1\2", text)
+    return _SPLIT_NUMBER_BEFORE_CURRENCY.sub(r"\1\2", text)
+
+
+def collapse_letter_spacing(text: str) -> str:
+    """'Se c t i on 3' -> 'Section 3': rejoin words typeset with letter spacing.
+
+    A run of at least 4 short alphabetic tokens with 3+ single letters is a
+    spaced word; ordinary prose has no such runs outside headings.
+    """
+    tokens = text.split(" ")
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        j = i
+        while j < len(tokens) and tokens[j].isalpha() and len(tokens[j]) <= 3:
+            j += 1
+        run = tokens[i:j]
+        if len(run) >= 4 and sum(len(t) == 1 for t in run) >= 3:
+            out.append("".join(run))
+            i = j
+        else:
+            out.append(tokens[i])
+            i += 1
+    return " ".join(out)
+
+
+def repair_line_text(text: str) -> str:
+    """Line-break repairs on the text of one item, already joined by Docling."""
+    text = _SOFT_HYPHEN_BREAK.sub("", clean_cell_text(text))
+    return fix_split_numbers(text)
+
+
+def _merge_split_words(doc: DoclingDocument) -> None:
+    """Join a paragraph ending in 'assu-' with the next one starting in lowercase."""
+    items = [item for item, _ in doc.iterate_items() if type(item) is TextItem and item.label == DocItemLabel.TEXT]
+    to_delete = []
+    prev: TextItem | None = None
+    for item in items:
+        if (
+            prev is not None
+            and prev.parent == item.parent
+            and _WORD_HYPHEN_END.search(prev.text)
+            and item.text[:1].islower()
+        ):
+            prev.text = prev.text[:-1] + item.text
+            prev.orig = prev.orig[:-1] + item.orig
+            prev.prov.extend(item.prov)
+            to_delete.append(item)
+            continue
+        prev = item
+    if to_delete:
+        doc.delete_items(node_items=to_delete)
+
+
+def repair_text(doc: DoclingDocument) -> DoclingDocument:
+    """Fix line-break artefacts in the text of every item, in place; returns ``doc``.
+
+    - soft hyphens and control characters left by the PDF parser are removed;
+    - numbers cut at a line break after their separator are rejoined next to a
+      currency or unit ("$5, 000" -> "$5,000", "1 234, 56 €" -> "1 234,56 €");
+    - a paragraph ending in a word hyphen is joined with the next paragraph when
+      that one starts in lowercase;
+    - letter-spaced headings are collapsed ("Se c t i on 3" -> "Section 3");
+    - formulas that no formula model decoded keep their PDF text.
+    """
+    for item in doc.texts:
+        if item.label == DocItemLabel.FORMULA and not item.text:
+            item.text = clean_cell_text(item.orig)
+            continue
+        text = repair_line_text(item.text)
+        if isinstance(item, (SectionHeaderItem, TitleItem)):
+            text = collapse_letter_spacing(text)
+        if text != item.text:
+            item.text = text
+    for table in doc.tables:
+        for cell in table.data.table_cells:
+            cell.text = repair_line_text(cell.text)
+    _merge_split_words(doc)
+    return doc
+
+
+def _heading_rank(text: str) -> tuple[int, int] | None:
+    """Rank of a heading's numbering: legal keywords first, then I. / 1. / 1.1 / A."""
+    for rank, pattern in _LEGAL_KEYWORDS:
+        if pattern.match(text):
+            return rank, 0
+    if _SECTION_SIGN.match(text):
+        return 5, 0
+    if _ROMAN_HEADING.match(text):
+        return 7, 0
+    m = _DOTTED_HEADING.match(text)
+    if m:
+        return 8, m.group(1).count(".")
+    if _LETTER_HEADING.match(text):
+        return 9, 0
+    return None
+
+
+def assign_heading_levels(doc: DoclingDocument) -> DoclingDocument:
+    """Set ``SectionHeaderItem.level`` from numbering, in place; returns ``doc``.
+
+    Docling's heading-hierarchy step knows PART/TITLE/CHAPTER/ARTICLE in English
+    and puts Section and Article on one level. This ranks the French and English
+    legal keywords (LIVRE/PART > TITRE/TITLE/ANNEX > CHAPITRE/CHAPTER > Section
+    > Sous-section/Subsection > Paragraphe > Article), then I. > 1. > 1.1 > A.,
+    compressed to the ranks present. An unnumbered heading goes one level below
+    the numbered heading before it. Documents with no numbered heading keep the
+    levels Docling gave.
+    """
+    headings = [item for item, _ in doc.iterate_items() if isinstance(item, SectionHeaderItem)]
+    ranks = [_heading_rank(h.text.strip()) for h in headings]
+    present = sorted({r for r in ranks if r is not None})
+    if not present:
+        return doc
+    level_of = {rank: i + 1 for i, rank in enumerate(present)}
+    current = 0
+    for heading, rank in zip(headings, ranks):
+        if rank is not None:
+            current = level_of[rank]
+            heading.level = current
+        else:
+            heading.level = min(current + 1, 100)
+    return doc
+
+
+def heading_levels(doc: DoclingDocument) -> set[int]:
+    """Distinct heading levels in a document (for checks and manifests)."""
+    return {item.level for item, _ in doc.iterate_items() if isinstance(item, SectionHeaderItem)}
+
+
+__all__ = [
+    "assign_heading_levels",
+    "clean_cell_text",
+    "collapse_letter_spacing",
+    "heading_levels",
+    "join_lines",
+    "repair_text",
+]

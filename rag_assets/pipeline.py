@@ -1,0 +1,331 @@
+"""The ingestion stages for one document, as plain functions (no Dagster here).
+
+Each stage reads what the previous one stored, writes its own artifact with a record
+of what produced it, and returns a summary (metadata for the UI, figures for checks).
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from rag_assets.chunking import ParentChunker
+from rag_assets.dense import DenseIndex
+from rag_assets.embedding import VectorCache, cache_path_for, get_embedder
+from rag_assets.hashing import sha256_file, short_id
+from rag_assets.lexical import LexicalDoc, LexicalIndex
+from rag_assets.parsing.convert import convert_and_save, load_document
+from rag_assets.sections import build_parents
+from rag_assets.settings import Settings
+from rag_assets.sources import SourceRecord, ingest_source, load_source_record
+from rag_assets.store import KnowledgeStore, read_json, write_json_atomic
+from rag_assets.tables import read_rows, write_rows
+from rag_assets.versions import CODE_VERSIONS
+
+PARENT_JSON_COLUMNS = ("blocks",)
+
+
+@dataclass
+class StageResult:
+    data_version: str
+    metadata: dict
+    checks: dict = field(default_factory=dict)  # check name -> (passed, description)
+
+
+def _store(settings: Settings) -> KnowledgeStore:
+    return KnowledgeStore(settings.store)
+
+
+def run_source_document(settings: Settings, document_id: str) -> tuple[SourceRecord, StageResult]:
+    store = _store(settings)
+    record = ingest_source(store, document_id, store.source_path_of(document_id), settings.max_file_bytes)
+    return record, StageResult(
+        data_version=record.sha256,
+        metadata={
+            "file": record.file_name,
+            "sha256": record.sha256,
+            "size_bytes": record.size_bytes,
+            "media_type": record.media_type,
+            "title": record.title,
+            "language": record.language,
+            "document_type": record.document_type,
+            "effective_date": record.effective_date,
+            "allowed_groups": record.allowed_groups,
+        },
+    )
+
+
+def run_docling_document(settings: Settings, document_id: str) -> StageResult:
+    store = _store(settings)
+    record = load_source_record(store, document_id)
+    provenance = {
+        "document_id": document_id,
+        "source_sha256": record.sha256,
+        "code_version": CODE_VERSIONS["docling_document"],
+    }
+    result = convert_and_save(Path(record.stored_path), record.file_name, store.docling_dir(document_id), provenance)
+    manifest = result.manifest
+    version = short_id(record.sha256, manifest["pipeline"], CODE_VERSIONS["docling_document"])
+    return StageResult(
+        data_version=version,
+        metadata={
+            "pages": manifest["pages"],
+            "tables": manifest["tables"],
+            "pictures": manifest["pictures"],
+            "detected_language": manifest["detected_language"],
+            "seconds": manifest["seconds"],
+            "path": str(store.docling_dir(document_id)),
+        },
+    )
+
+
+def document_language(store: KnowledgeStore, document_id: str) -> str:
+    record = load_source_record(store, document_id)
+    if record.language:
+        return record.language
+    return read_json(store.docling_dir(document_id) / "manifest.json")["detected_language"]
+
+
+def run_parents(settings: Settings, document_id: str) -> StageResult:
+    store = _store(settings)
+    embedder = get_embedder(settings.embedder)
+    document = load_document(store.docling_dir(document_id))
+    parents = build_parents(document, document_id, embedder.count_tokens, settings.parent_max_tokens)
+    docling_manifest = read_json(store.docling_dir(document_id) / "manifest.json")
+    source_sha = docling_manifest["source_sha256"]
+    provenance = {
+        "document_id": document_id,
+        "source_sha256": source_sha,
+        "docling_document_sha256": sha256_file(store.docling_dir(document_id) / "document.json"),
+        "code_version": CODE_VERSIONS["parents"],
+        "tokenizer": f"{embedder.name} {embedder.revision}",
+        "parent_max_tokens": settings.parent_max_tokens,
+    }
+    rows = [p.to_row() for p in parents]
+    write_rows(store.parents_path(document_id), rows, provenance, PARENT_JSON_COLUMNS)
+    body_refs = _body_refs(document)
+    covered = [r for p in parents for r in p.item_refs]
+    table_refs = [r for p in parents for b in p.blocks if b.kind == "table" for r in b.refs if "/tables/" in r]
+    return StageResult(
+        data_version=short_id([p.parent_id for p in parents]),
+        metadata={
+            "parents": len(parents),
+            "tables": sum(p.table_count for p in parents),
+            "max_heading_depth": max((len(p.heading_path) for p in parents), default=0),
+        },
+        checks={
+            "parents_cover_body": (
+                set(covered) >= body_refs and len(covered) == len(set(covered)),
+                f"{len(set(covered))} of {len(body_refs)} body items in exactly one parent",
+            ),
+            "no_table_split": (
+                len(table_refs) == len(set(table_refs)),
+                f"{len(set(table_refs))} tables, each in one parent",
+            ),
+        },
+    )
+
+
+def _body_refs(document) -> set[str]:
+    from docling_core.types.doc import DocItem, SectionHeaderItem, TitleItem
+
+    refs = set()
+    for item, _ in document.iterate_items():
+        if not isinstance(item, DocItem) or isinstance(item, (TitleItem, SectionHeaderItem)):
+            continue
+        if getattr(item, "text", None) is not None and not item.text.strip():
+            continue
+        refs.add(item.self_ref)
+    return refs
+
+
+def load_parents(store: KnowledgeStore, document_id: str) -> list[dict]:
+    return read_rows(store.parents_path(document_id), PARENT_JSON_COLUMNS)
+
+
+def load_children(store: KnowledgeStore, document_id: str) -> list[dict]:
+    return read_rows(store.children_path(document_id))
+
+
+def run_children(settings: Settings, document_id: str) -> StageResult:
+    from rag_assets.sections import Block, Parent
+
+    store = _store(settings)
+    embedder = get_embedder(settings.embedder)
+    record = load_source_record(store, document_id)
+    chunker = ParentChunker(embedder.count_tokens, settings.child_max_tokens)
+    parent_rows = load_parents(store, document_id)
+    children = []
+    for row in parent_rows:
+        parent = Parent(**{**row, "blocks": [Block(**b) for b in row["blocks"]]})
+        children.extend(chunker.chunk(parent, title=record.title))
+    version = short_id(sorted(c.child_id for c in children))
+    rows = [{**c.to_row(), "version": version} for c in children]
+    provenance = {
+        "document_id": document_id,
+        "parents_sha256": sha256_file(store.parents_path(document_id)),
+        "code_version": CODE_VERSIONS["children"],
+        "tokenizer": f"{embedder.name} {embedder.revision}",
+        "max_tokens": settings.child_max_tokens,
+    }
+    write_rows(store.children_path(document_id), rows, provenance)
+    texts = {r["parent_id"]: r["text"] for r in parent_rows}
+    return StageResult(
+        data_version=version,
+        metadata={
+            "children": len(children),
+            "max_tokens_seen": max((c.token_count for c in children), default=0),
+            "table_children": sum(c.kind == "table" for c in children),
+        },
+        checks={
+            "offsets_partition_parents": _offsets_partition(rows, texts),
+            "children_within_token_budget": (
+                all(c.token_count <= settings.child_max_tokens for c in children),
+                f"max {max((c.token_count for c in children), default=0)} ≤ {settings.child_max_tokens} tokens",
+            ),
+            "every_child_has_one_parent": (
+                all(c.parent_id in texts for c in children),
+                f"{len(children)} children, {len(texts)} parents",
+            ),
+        },
+    )
+
+
+def _offsets_partition(children: list[dict], parent_texts: dict[str, str]) -> tuple[bool, str]:
+    by_parent: dict[str, list[dict]] = {}
+    for child in children:
+        by_parent.setdefault(child["parent_id"], []).append(child)
+    bad = []
+    for parent_id, text in parent_texts.items():
+        spans = sorted((c["start"], c["end"], c["text"]) for c in by_parent.get(parent_id, []))
+        position = 0
+        for start, end, raw in spans:
+            if start != position or text[start:end] != raw:
+                break
+            position = end
+        if position != len(text):
+            bad.append(parent_id)
+    return (not bad, f"{len(parent_texts) - len(bad)} of {len(parent_texts)} parents exactly partitioned")
+
+
+def run_dense_embeddings(settings: Settings, document_id: str, progress=None) -> StageResult:
+    store = _store(settings)
+    embedder = get_embedder(settings.embedder)
+    record = load_source_record(store, document_id)
+    language = document_language(store, document_id)
+    children = load_children(store, document_id)
+    started = time.perf_counter()
+    cache = VectorCache(cache_path_for(store.cache_dir, embedder), embedder)
+    vectors = cache.embed_passages([c["contextualized"] for c in children], progress=progress)
+    model = f"{embedder.name} @ {embedder.revision}"
+    rows = [
+        {
+            "child_id": c["child_id"],
+            "parent_id": c["parent_id"],
+            "document_id": document_id,
+            "version": c["version"],
+            "heading_path": " > ".join(c["heading_path"]),
+            "pages": c["pages"],
+            "language": language,
+            "document_type": record.document_type,
+            "effective_date": record.effective_date,
+            "allowed_groups": record.allowed_groups,
+            "model": model,
+            "vector": v.tolist(),
+        }
+        for c, v in zip(children, vectors)
+    ]
+    dense = DenseIndex(store.lancedb_dir)
+    dense.replace_document(document_id, rows, embedder.dim)
+    stored = dense.rows(document_id, columns=["child_id", "vector", "model", "version"])
+    norms = np.linalg.norm(np.array(stored["vector"].to_pylist(), dtype=np.float32), axis=1) if stored.num_rows else np.ones(0)
+    version = children[0]["version"] if children else short_id([])
+    return StageResult(
+        data_version=short_id(version, model),
+        metadata={
+            "rows": stored.num_rows,
+            "model": model,
+            "dim": embedder.dim,
+            "seconds": round(time.perf_counter() - started, 3),
+        },
+        checks={
+            "embeddings_match_children": (
+                stored.num_rows == len(children) and set(stored["child_id"].to_pylist()) == {c["child_id"] for c in children},
+                f"{stored.num_rows} rows for {len(children)} children",
+            ),
+            "vectors_unit_norm": (bool(np.all(np.abs(norms - 1) < 1e-3)), f"{len(norms)} vectors, norms within 1e-3 of 1"),
+            "model_recorded": (
+                stored.num_rows == 0 or set(stored["model"].to_pylist()) == {model},
+                model,
+            ),
+        },
+    )
+
+
+def run_lexical_index(settings: Settings, document_id: str) -> StageResult:
+    store = _store(settings)
+    record = load_source_record(store, document_id)
+    language = document_language(store, document_id)
+    children = load_children(store, document_id)
+    lexical = LexicalIndex(store.tantivy_dir)
+    lexical.replace_document(
+        document_id,
+        (
+            LexicalDoc(
+                child_id=c["child_id"],
+                parent_id=c["parent_id"],
+                document_id=document_id,
+                version=c["version"],
+                language=language,
+                document_type=record.document_type,
+                allowed_groups=record.allowed_groups,
+                effective_date=record.effective_date,
+                text=c["contextualized"],
+            )
+            for c in children
+        ),
+    )
+    count = lexical.count(document_id)
+    version = children[0]["version"] if children else short_id([])
+    return StageResult(
+        data_version=short_id(version, language),
+        metadata={"entries": count, "language": language},
+        checks={
+            "lexical_count_matches_children": (count == len(children), f"{count} entries for {len(children)} children"),
+        },
+    )
+
+
+def _fingerprint(settings: Settings, source_sha256: str, stage: str) -> dict:
+    return {"source_sha256": source_sha256, "code_version": CODE_VERSIONS[stage], "embedder": settings.embedder}
+
+
+def mark_stage_done(settings: Settings, document_id: str, stage: str) -> None:
+    store = _store(settings)
+    record = load_source_record(store, document_id)
+    write_json_atomic(store.document_dir(document_id) / "stages" / f"{stage}.json",
+                      _fingerprint(settings, record.sha256, stage))
+
+
+def is_up_to_date(settings: Settings, document_id: str, source_path: Path) -> bool:
+    """True when every stage last succeeded on these bytes with the current code and embedder."""
+    store = _store(settings)
+    stages = store.document_dir(document_id) / "stages"
+    try:
+        sha = sha256_file(source_path)
+        return all(read_json(stages / f"{stage}.json") == _fingerprint(settings, sha, stage) for stage in CODE_VERSIONS)
+    except (FileNotFoundError, ValueError):
+        return False
+
+
+def remove_document(settings: Settings, document_id: str) -> None:
+    """Withdraw a document everywhere: both indexes, its artifacts and its registration."""
+    store = _store(settings)
+    DenseIndex(store.lancedb_dir).delete_document(document_id)
+    LexicalIndex(store.tantivy_dir).delete_document(document_id)
+    shutil.rmtree(store.document_dir(document_id), ignore_errors=True)
+    store.unregister(document_id)

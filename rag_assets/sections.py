@@ -1,0 +1,225 @@
+"""Parents: one per section (heading path) of a DoclingDocument, in reading order.
+
+A parent's text is its blocks (paragraphs, list items, formulas, tables as Markdown,
+picture captions) joined by blank lines; headings are not repeated in the text, they are
+the parent's heading path. A table is one block and is never split across parents;
+parents do not overlap and together cover every body item of the document.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+from docling_core.types.doc import (
+    DocItemLabel,
+    DoclingDocument,
+    FormulaItem,
+    ListItem,
+    PictureItem,
+    SectionHeaderItem,
+    TableItem,
+    TextItem,
+    TitleItem,
+)
+
+from rag_assets.hashing import short_id
+
+SEPARATOR = "\n\n"
+# A short line just before a table that names it, when the format has no caption link
+# (Markdown, many PDFs): "Tableau 1 – Franchises", "Table 3: ...".
+_CAPTION_LIKE = re.compile(r"^\s*(tableau|table|figure|fig\.|formule)\s*[\dIVX]*\b", re.IGNORECASE)
+_DISPLAY_MATH = re.compile(r"^\s*(\$\$|\\\[|\\begin\{(equation|align))")
+
+
+@dataclass
+class Block:
+    kind: str  # text | list | formula | table | picture
+    text: str
+    refs: list[str]
+    pages: list[int]
+    start: int = 0
+    end: int = 0
+    caption: str | None = None
+    header_end: int | None = None  # tables: offset (in the parent) where data rows start
+    picture_path: str | None = None
+
+
+@dataclass
+class Parent:
+    parent_id: str
+    document_id: str
+    ordinal: int
+    heading_path: list[str]
+    text: str
+    blocks: list[Block]
+    item_refs: list[str] = field(default_factory=list)
+    pages: list[int] = field(default_factory=list)
+    picture_paths: list[str] = field(default_factory=list)
+    table_count: int = 0
+
+    def to_row(self) -> dict:
+        row = asdict(self)
+        row["blocks"] = [asdict(b) for b in self.blocks]
+        return row
+
+
+def _pages(item) -> list[int]:
+    return sorted({p.page_no for p in getattr(item, "prov", []) or []})
+
+
+def _caption_refs(document: DoclingDocument) -> set[str]:
+    refs: set[str] = set()
+    for item in [*document.tables, *document.pictures]:
+        refs.update(ref.cref for ref in item.captions)
+    return refs
+
+
+def _picture_path(item: PictureItem) -> str | None:
+    image = item.image
+    if image is None or image.uri is None:
+        return None
+    uri = str(image.uri)
+    return None if uri.startswith("data:") else uri
+
+
+def _table_markdown(item: TableItem, document: DoclingDocument) -> str:
+    """Compact Markdown (no alignment padding, which only costs tokens); first row is the header."""
+    grid = item.data.grid
+    if not grid or not grid[0]:
+        return item.export_to_markdown(document).strip()
+
+    def cell(text: str) -> str:
+        return " ".join(text.split()).replace("|", "\\|")
+
+    lines = ["| " + " | ".join(cell(c.text) for c in row) + " |" for row in grid]
+    lines.insert(1, "|" + "---|" * len(grid[0]))
+    return "\n".join(lines)
+
+
+def _blocks_and_headings(document: DoclingDocument):
+    """Yield ("heading", level, text) and ("block", Block) in reading order."""
+    caption_refs = _caption_refs(document)
+    pending_caption: TextItem | None = None
+
+    def flush_pending():
+        nonlocal pending_caption
+        if pending_caption is not None:
+            item, pending_caption = pending_caption, None
+            yield ("block", Block("text", item.text.strip(), [item.self_ref], _pages(item)))
+
+    for item, _level in document.iterate_items():
+        if isinstance(item, TitleItem):
+            yield from flush_pending()
+            yield ("heading", 0, item.text.strip())
+        elif isinstance(item, SectionHeaderItem):
+            yield from flush_pending()
+            yield ("heading", max(1, int(item.level)), item.text.strip())
+        elif isinstance(item, TableItem):
+            caption = item.caption_text(document).strip() or None
+            refs = [item.self_ref]
+            if caption is None and pending_caption is not None:
+                caption, refs = pending_caption.text.strip(), [pending_caption.self_ref, item.self_ref]
+                pending_caption = None
+            yield from flush_pending()
+            markdown = _table_markdown(item, document)
+            if markdown:
+                text = f"{caption}{SEPARATOR}{markdown}" if caption else markdown
+                yield ("block", Block("table", text, refs, _pages(item), caption=caption))
+        elif isinstance(item, PictureItem):
+            yield from flush_pending()
+            caption = item.caption_text(document).strip() or None
+            yield ("block", Block("picture", caption or "", [item.self_ref], _pages(item), caption=caption,
+                                  picture_path=_picture_path(item)))
+        elif isinstance(item, TextItem):
+            if item.self_ref in caption_refs or item.label in (DocItemLabel.PAGE_HEADER, DocItemLabel.PAGE_FOOTER):
+                continue
+            text = item.text.strip()
+            if not text:
+                continue
+            yield from flush_pending()
+            if _CAPTION_LIKE.match(text) and len(text) < 200:
+                pending_caption = item  # decided by what follows: a table adopts it
+                continue
+            if isinstance(item, FormulaItem) or item.label == DocItemLabel.FORMULA or _DISPLAY_MATH.match(text):
+                kind = "formula"
+            elif isinstance(item, ListItem):
+                kind = "list"
+                marker = (item.marker or "-").strip()
+                text = f"{marker} {text}" if not text.startswith(marker) else text
+            else:
+                kind = "text"
+            yield ("block", Block(kind, text, [item.self_ref], _pages(item)))
+    yield from flush_pending()
+
+
+def build_parents(
+    document: DoclingDocument,
+    document_id: str,
+    count_tokens: Callable[[str], int],
+    max_tokens: int = 2000,
+) -> list[Parent]:
+    """Group body blocks by heading path; an oversized section is cut at block
+    boundaries into several parents (same heading path, consecutive ordinals)."""
+    sections: list[tuple[list[str], list[Block]]] = []
+    headings: list[tuple[int, str]] = []
+    current: list[Block] = []
+    current_tokens = 0
+
+    def close():
+        nonlocal current, current_tokens
+        if current:
+            sections.append(([h for _, h in headings], current))
+        current, current_tokens = [], 0
+
+    for event in _blocks_and_headings(document):
+        if event[0] == "heading":
+            _, level, text = event
+            close()
+            headings = [(lvl, h) for lvl, h in headings if lvl < level] + [(level, text)]
+            continue
+        block: Block = event[1]
+        tokens = count_tokens(block.text) if block.text else 0
+        if current and current_tokens + tokens > max_tokens:
+            close()
+        current.append(block)
+        current_tokens += tokens
+    close()
+
+    parents: list[Parent] = []
+    seen: dict[str, int] = {}
+    for path, blocks in sections:
+        offset, pieces = 0, []
+        kept = [b for b in blocks if b.text]
+        for i, block in enumerate(kept):
+            block.start = offset
+            block.end = offset + len(block.text)
+            if block.kind == "table":
+                table_start = len(block.caption) + len(SEPARATOR) if block.caption else 0
+                header = block.text[table_start:].split("\n")[:2]
+                block.header_end = block.start + table_start + len("\n".join(header))
+            pieces.append(block.text)
+            offset = block.end + (len(SEPARATOR) if i < len(kept) - 1 else 0)
+        text = SEPARATOR.join(pieces)
+        pictures = [b.picture_path for b in blocks if b.picture_path]
+        if not text and not pictures:
+            continue
+        content_key = short_id(document_id, path, text)
+        duplicate = seen.get(content_key, 0)
+        seen[content_key] = duplicate + 1
+        parents.append(
+            Parent(
+                parent_id=short_id(document_id, path, text, duplicate),
+                document_id=document_id,
+                ordinal=len(parents),
+                heading_path=path,
+                text=text,
+                blocks=kept,
+                item_refs=[r for b in blocks for r in b.refs],
+                pages=sorted({p for b in blocks for p in b.pages}),
+                picture_paths=pictures,
+                table_count=sum(b.kind == "table" for b in blocks),
+            )
+        )
+    return parents

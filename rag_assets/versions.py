@@ -1,0 +1,11 @@
+"""Code versions of each stage. Bump one when its output for the same input changes:
+Dagster then marks that asset (and what depends on it) stale."""
+
+CODE_VERSIONS = {
+    "source_document": "1",
+    "docling_document": "1",
+    "parents": "1",
+    "children": "1",
+    "dense_embeddings": "1",
+    "lexical_index": "1",
+}

@@ -1,0 +1,148 @@
+"""The six ingestion assets materialized through a real Dagster instance (in-process
+executor) on the sample corpus, with the invariants checked by the asset checks."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from dagster import AssetRecordsFilter
+
+from rag_assets.client import KnowledgeBase
+from rag_assets.defs.assets import CHECKS, ingestion_assets
+from rag_assets.defs.runner import ingest
+from rag_assets.dense import DenseIndex
+from rag_assets.lexical import LexicalIndex
+from rag_assets.pipeline import load_children, load_parents
+from rag_assets.store import KnowledgeStore
+
+SAMPLE_COUNT = 5
+
+
+def test_all_sample_documents_materialize(sample_kb):
+    _settings, instance, outcomes = sample_kb
+    assert len(outcomes) == SAMPLE_COUNT
+    assert [o for o in outcomes if o.status != "indexed"] == []
+    for outcome in outcomes:
+        for asset in ingestion_assets:
+            records = instance.fetch_materializations(
+                AssetRecordsFilter(asset_key=asset.key, asset_partitions=[outcome.document_id]), limit=1
+            ).records
+            assert records, f"{asset.key.to_user_string()} not materialized for {outcome.document_id}"
+
+
+def test_every_asset_check_passed_for_every_document(sample_kb):
+    _settings, instance, outcomes = sample_kb
+    for outcome in outcomes:
+        run = instance.get_run_by_id(outcome.run_id)
+        evaluations = [
+            e.asset_check_evaluation_data
+            for e in instance.all_logs(run.run_id)
+            if e.dagster_event and e.dagster_event.event_type_value == "ASSET_CHECK_EVALUATION"
+        ]
+        names = {(e.asset_key.to_user_string(), e.check_name) for e in evaluations}
+        expected = {(asset, check) for asset, checks in CHECKS.items() for check in checks}
+        assert names == expected, outcome.path
+        failed = [(e.check_name, e.description) for e in evaluations if not e.passed]
+        assert failed == [], f"{outcome.path}: {failed}"
+
+
+def test_deductibles_section_first_with_amount_whole(sample_kb):
+    settings, _, _ = sample_kb
+    hits = KnowledgeBase.open(settings.store).search("franchise inondation zone A", k=5)
+    top = hits[0]
+    assert top.document_title.startswith("Conditions générales") or "habitation" in top.document_title.lower()
+    assert any("franchise" in h.lower() for h in top.heading_path), top.heading_path
+    assert "5 000" in top.text or "5,000" in top.text
+    assert top.pages, "pages recorded"
+
+
+def test_notice_period_finds_contract_and_amendment(sample_kb):
+    settings, _, _ = sample_kb
+    hits = KnowledgeBase.open(settings.store).search("préavis résiliation MX-200", k=3)
+    files = {h.document_id.split("-")[0] for h in hits}
+    texts = " ".join(h.text for h in hits)
+    assert any(h.document_id.startswith("contrat-maintenance") for h in hits), files
+    assert any(h.document_id.startswith("avenant-1") for h in hits), files
+    assert "trois (3) mois" in texts and "deux (2) mois" in texts
+
+
+def test_restricted_document_is_filtered_before_ranking(sample_kb):
+    settings, _, _ = sample_kb
+    kb = KnowledgeBase.open(settings.store)
+    question = "procédure de déclaration des sinistres climatiques"
+    assert all(not h.document_id.startswith("note-interne") for h in kb.search(question, k=10))
+    assert kb.search(question, k=3, groups=["claims"])[0].document_id.startswith("note-interne")
+
+
+def test_unchanged_documents_are_not_reprocessed(sample_kb, sample_copy):
+    settings, instance, _ = sample_kb
+    runs_before = len(instance.get_run_records())
+    outcomes = ingest([sample_copy], settings, instance)
+    assert {o.status for o in outcomes} == {"unchanged"}
+    assert len(instance.get_run_records()) == runs_before
+
+
+def test_rematerializing_identical_input_gives_identical_ids(sample_kb, sample_copy):
+    settings, instance, outcomes = sample_kb
+    store = KnowledgeStore(settings.store)
+    target = next(o for o in outcomes if o.path.suffix == ".md" and "provision" in o.path.name)
+    before = ([p["parent_id"] for p in load_parents(store, target.document_id)],
+              [c["child_id"] for c in load_children(store, target.document_id)])
+    [again] = ingest([target.path], settings, instance, force=True)
+    assert again.status == "indexed"
+    after = ([p["parent_id"] for p in load_parents(store, target.document_id)],
+             [c["child_id"] for c in load_children(store, target.document_id)])
+    assert after == before
+    rows = DenseIndex(store.lancedb_dir).rows(target.document_id, columns=["child_id"])["child_id"].to_pylist()
+    assert sorted(rows) == sorted(before[1])
+    assert LexicalIndex(store.tantivy_dir).count(target.document_id) == len(before[1])
+
+
+def test_changed_document_replaces_its_rows(sample_kb, sample_copy):
+    settings, instance, outcomes = sample_kb
+    store = KnowledgeStore(settings.store)
+    target = next(o for o in outcomes if o.path.suffix == ".html")
+    others = {o.document_id: DenseIndex(store.lancedb_dir).rows(o.document_id, columns=["child_id"]).num_rows
+              for o in outcomes if o is not target}
+    old_children = {c["child_id"] for c in load_children(store, target.document_id)}
+    html = target.path.read_text(encoding="utf-8")
+    target.path.write_text(html.replace("deux (2) mois", "six (6) semaines"), encoding="utf-8")
+    try:
+        results = ingest([sample_copy], settings, instance)
+        statuses = {o.document_id: o.status for o in results}
+        assert statuses[target.document_id] == "indexed"
+        assert all(status == "unchanged" for doc, status in statuses.items() if doc != target.document_id)
+        new_children = {c["child_id"] for c in load_children(store, target.document_id)}
+        assert new_children != old_children
+        dense_rows = DenseIndex(store.lancedb_dir).rows(target.document_id, columns=["child_id"])["child_id"].to_pylist()
+        assert sorted(dense_rows) == sorted(new_children), "no stale or duplicate dense rows"
+        lexical = LexicalIndex(store.tantivy_dir)
+        assert lexical.count(target.document_id) == len(new_children)
+        assert lexical.versions()[target.document_id] == {load_children(store, target.document_id)[0]["version"]}
+        for doc, count in others.items():
+            assert DenseIndex(store.lancedb_dir).rows(doc, columns=["child_id"]).num_rows == count
+        hits = KnowledgeBase.open(settings.store).search("préavis six semaines avenant", k=3)
+        assert any("six (6) semaines" in h.text for h in hits)
+    finally:
+        target.path.write_text(html, encoding="utf-8")
+        ingest([target.path], settings, instance)
+
+
+@pytest.mark.parametrize(
+    "name, content, reason",
+    [
+        ("corrompu.pdf", b"%PDF-1.7\n1 0 obj << /Type /Catalog >>\ngarbage", "corrupt"),
+        ("vide.md", b"", "empty"),
+        ("tableur.xlsx", b"PK\x03\x04 not really", "unsupported file type"),
+    ],
+)
+def test_bad_files_fail_their_own_partition(sample_kb, tmp_path, name, content, reason):
+    settings, instance, _ = sample_kb
+    bad = tmp_path / name
+    bad.write_bytes(content)
+    [outcome] = ingest([bad], settings, instance)
+    assert outcome.status == "failed"
+    assert name in outcome.message and reason in outcome.message
+    hits = KnowledgeBase.open(settings.store).search("franchise inondation zone A", k=1)
+    assert "5 000" in hits[0].text
