@@ -10,6 +10,7 @@ Reads only materialized assets (no Dagster run needed).
 
 from __future__ import annotations
 
+import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from rag_assets.lexical import LexicalIndex
 from rag_assets.pipeline import PARENT_JSON_COLUMNS
 from rag_assets.settings import load_settings
 from rag_assets.sources import load_source_record
+from rag_assets.publication import published_path, read_publication
 from rag_assets.store import KnowledgeStore
 from rag_assets.tables import read_rows
 
@@ -50,10 +52,15 @@ class KnowledgeBase:
         self.rrf_k = rrf_k
         self.dense = DenseIndex(store.lancedb_dir)
         self.lexical = LexicalIndex(store.tantivy_dir)
+        self.published: dict[str, dict] = {}
         self.parents: dict[str, dict] = {}
         self.children: dict[str, dict] = {}
         self.documents: dict[str, dict] = {}
-        self._load_and_check()
+        # Hits skipped by the last search because their version is not the published one.
+        self.last_excluded: list[dict] = []
+        self._stamp = None
+        self._lock = threading.Lock()
+        self._refresh(check=True)
 
     @classmethod
     def open(cls, path: str | Path | None = None, embedder: str | None = None) -> "KnowledgeBase":
@@ -63,68 +70,101 @@ class KnowledgeBase:
             raise FileNotFoundError(f"no knowledge store at {root}: run `rag-assets ingest PATH…` first")
         return cls(KnowledgeStore(root), embedder or settings.embedder, settings.candidates_per_engine, settings.rrf_k)
 
-    def _load_and_check(self) -> None:
-        expected: dict[str, str] = {}
-        documents_dir = self.store.root / "documents"
-        for doc_dir in sorted(documents_dir.iterdir()) if documents_dir.exists() else []:
-            document_id = doc_dir.name
-            children_path = self.store.children_path(document_id)
-            if not children_path.exists():
+    def _publication_stamp(self):
+        try:
+            stat = published_path(self.store).stat()
+        except FileNotFoundError:
+            return None
+        return (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+
+    def _refresh(self, check: bool = False) -> None:
+        """(Re)load the published version of each document when publication changed."""
+        stamp = self._publication_stamp()
+        if stamp == self._stamp:
+            return
+        publication = read_publication(self.store)
+        parents, children, documents = {}, {}, {}
+        for document_id, entry in publication.items():
+            if (self.published.get(document_id) or {}).get("version") == entry["version"]:
+                parents.update({k: v for k, v in self.parents.items() if v["document_id"] == document_id})
+                children.update({k: v for k, v in self.children.items() if v["document_id"] == document_id})
+                documents[document_id] = self.documents[document_id]
                 continue
+            folder = self.store.root / entry["path"]
             record = load_source_record(self.store, document_id)
-            children = read_rows(children_path)
-            self.documents[document_id] = {"title": record.title, "file": record.file_name, **record.to_dict()}
-            for row in read_rows(self.store.parents_path(document_id), PARENT_JSON_COLUMNS):
-                self.parents[row["parent_id"]] = {**row, "document_title": record.title}
-            for row in children:
-                self.children[row["child_id"]] = row
-            expected[document_id] = children[0]["version"] if children else None
+            documents[document_id] = record.to_dict()
+            for row in read_rows(folder / "parents.parquet", PARENT_JSON_COLUMNS):
+                parents[row["parent_id"]] = {**row, "document_title": record.title}
+            for row in read_rows(folder / "children.parquet"):
+                children[row["child_id"]] = row
+        if check:
+            self._check(publication)
+        self.published, self.parents, self.children, self.documents = publication, parents, children, documents
+        self._stamp = stamp
+
+    def _check(self, publication: dict[str, dict]) -> None:
         problems = []
-        for engine, versions in (("dense", self.dense.versions()), ("lexical", self.lexical.versions())):
-            for document_id, version in expected.items():
-                found = versions.get(document_id, set())
-                if version is not None and found != {version}:
-                    problems.append(f"{document_id}: {engine} index has version(s) {sorted(found) or 'none'}, children have {version}")
-            for document_id in set(versions) - set(expected):
-                problems.append(f"{document_id}: present in the {engine} index but has no children (orphan rows)")
+        for document_id, entry in publication.items():
+            version = entry["version"]
+            counts = {"dense": self.dense.count(document_id, version), "lexical": self.lexical.count(document_id, version)}
+            if set(counts.values()) != {entry["children"]}:
+                problems.append(f"{document_id}: published version {version} has {entry['children']} children "
+                                f"but the indexes hold {counts}")
         if problems:
             raise StoreMismatchError(
                 f"knowledge store {self.store.root} is inconsistent; re-materialize the listed documents:\n  "
                 + "\n  ".join(problems)
             )
 
+    def _published_only(self, hits: list[dict], engine: str, limit: int) -> list[dict]:
+        kept = []
+        for hit in hits:
+            entry = self.published.get(hit["document_id"])
+            if entry is None or entry["version"] != hit["version"] or hit["parent_id"] not in self.parents:
+                self.last_excluded.append({**hit, "engine": engine,
+                                           "published_version": entry["version"] if entry else None})
+            else:
+                kept.append(hit)
+        return kept[:limit]
+
     def search(self, question: str, k: int = 5, filters: dict | None = None, groups=None,
                candidates: int | None = None, term_weights: dict[str, float] | None = None) -> list[ParentHit]:
-        """Hybrid search: BM25 and dense over children, collapsed to parents, fused by RRF."""
+        """Hybrid search: BM25 and dense over children, collapsed to parents, fused by RRF.
+
+        Only hits of each document's published version count; others (a re-index in
+        flight) are skipped and listed in `last_excluded`."""
         parsed = SearchFilters.from_dict(filters, groups)
         limit = candidates or self.candidates
-        lexical_hits = self.lexical.search(question, parsed, limit=limit, weights=term_weights)
-        embedder = get_embedder(self.embedder_spec)
-        dense_hits = self.dense.search(embedder.embed_query(question), parsed, limit=limit)
-        rankings = {"bm25": children_to_parents(lexical_hits), "dense": children_to_parents(dense_hits)}
-        best = {engine: {h["parent_id"]: h for h in ranking} for engine, ranking in rankings.items()}
-        results = []
-        for parent_id, score, ranks in rrf(rankings, self.rrf_k)[:k]:
-            parent = self.parents.get(parent_id)
-            if parent is None:
-                continue
-            best_child = {}
-            for engine, hits in best.items():
-                if parent_id in hits:
-                    child = self.children.get(hits[parent_id]["child_id"], {})
-                    best_child[engine] = {"child_id": hits[parent_id]["child_id"], "score": hits[parent_id]["score"],
-                                          "text": child.get("text", "")}
-            results.append(
-                ParentHit(
-                    parent_id=parent_id,
-                    document_id=parent["document_id"],
-                    document_title=parent["document_title"],
-                    heading_path=list(parent["heading_path"]),
-                    pages=list(parent["pages"]),
-                    text=parent["text"],
-                    rrf_score=score,
-                    ranks=ranks,
-                    best_child=best_child,
+        vector = get_embedder(self.embedder_spec).embed_query(question)
+        with self._lock:
+            self._refresh()
+            self.last_excluded = []
+            # over-fetch: hits of an unpublished version are dropped after retrieval
+            lexical_hits = self._published_only(
+                self.lexical.search(question, parsed, limit=2 * limit, weights=term_weights), "bm25", limit)
+            dense_hits = self._published_only(self.dense.search(vector, parsed, limit=2 * limit), "dense", limit)
+            rankings = {"bm25": children_to_parents(lexical_hits), "dense": children_to_parents(dense_hits)}
+            best = {engine: {h["parent_id"]: h for h in ranking} for engine, ranking in rankings.items()}
+            results = []
+            for parent_id, score, ranks in rrf(rankings, self.rrf_k)[:k]:
+                parent = self.parents[parent_id]
+                best_child = {}
+                for engine, hits in best.items():
+                    if parent_id in hits:
+                        child = self.children.get(hits[parent_id]["child_id"], {})
+                        best_child[engine] = {"child_id": hits[parent_id]["child_id"], "score": hits[parent_id]["score"],
+                                              "text": child.get("text", "")}
+                results.append(
+                    ParentHit(
+                        parent_id=parent_id,
+                        document_id=parent["document_id"],
+                        document_title=parent["document_title"],
+                        heading_path=list(parent["heading_path"]),
+                        pages=list(parent["pages"]),
+                        text=parent["text"],
+                        rrf_score=score,
+                        ranks=ranks,
+                        best_child=best_child,
+                    )
                 )
-            )
-        return results
+            return results

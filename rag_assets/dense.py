@@ -38,26 +38,39 @@ class DenseIndex:
         self.db = lancedb.connect(str(self.directory))
 
     def _table(self, dim: int | None = None):
-        if TABLE in self.db.table_names():
+        if TABLE in self.db.list_tables().tables:
             return self.db.open_table(TABLE)
         if dim is None:
             return None
         return self.db.create_table(TABLE, schema=_schema(dim), exist_ok=True)
 
-    def replace_document(self, document_id: str, rows: list[dict], dim: int) -> int:
-        """Upsert the document's rows by child_id and delete its rows no longer present,
-        in one LanceDB commit (readers see the old or the new version)."""
+    def stage_version(self, document_id: str, version: str, rows: list[dict], dim: int, keep: set[str]) -> int:
+        """Write one version of a document's rows beside the versions in `keep` (the
+        published one), in one LanceDB commit; rows of any other version of this document
+        (e.g. left by a killed run) are deleted in the same commit."""
         table = self._table(dim)
         data = pa.Table.from_pylist(rows, schema=_schema(dim))
-        condition = f"document_id = '{document_id}'"
+        kept = ", ".join(f"'{v}'" for v in sorted(keep | {version}))
         (
-            table.merge_insert("child_id")
+            table.merge_insert(["child_id", "version"])
             .when_matched_update_all()
             .when_not_matched_insert_all()
-            .when_not_matched_by_source_delete(condition)
+            .when_not_matched_by_source_delete(f"document_id = '{document_id}' AND version NOT IN ({kept})")
             .execute(data)
         )
         return len(rows)
+
+    def drop_versions_except(self, document_id: str, version: str) -> None:
+        table = self._table()
+        if table is not None:
+            table.delete(f"document_id = '{document_id}' AND version != '{version}'")
+
+    def count(self, document_id: str, version: str | None = None) -> int:
+        table = self._table()
+        if table is None:
+            return 0
+        condition = f"document_id = '{document_id}'" + (f" AND version = '{version}'" if version else "")
+        return table.count_rows(condition)
 
     def delete_document(self, document_id: str) -> None:
         table = self._table()

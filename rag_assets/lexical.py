@@ -7,6 +7,7 @@ queries are never given to Tantivy's query parser (it raises on ordinary text su
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
@@ -48,7 +49,6 @@ class LexicalDoc:
     child_id: str
     parent_id: str
     document_id: str
-    version: str
     language: str
     document_type: str | None
     allowed_groups: list[str]
@@ -68,39 +68,59 @@ class LexicalIndex:
         self._lock_path = self.directory.parent / "locks" / "tantivy.lock"
 
     # writing -----------------------------------------------------------------
-    def replace_document(self, document_id: str, docs: Iterable[LexicalDoc]) -> int:
-        """Delete the document's entries and add the new ones in one commit, so a reader
-        sees either the old or the new version."""
+    def stage_version(self, document_id: str, version: str, docs: Iterable[LexicalDoc], keep: set[str]) -> int:
+        """Add one version of a document's entries beside the versions in `keep` (the
+        published one) in one commit; entries of any other version of this document,
+        and earlier entries of this same version, are deleted in that commit."""
+        with self._writer() as writer:
+            writer.delete_documents_by_query(self._versions_query(document_id, keep - {version}, exclude=True))
+            count = 0
+            for doc in docs:
+                language = doc.language if doc.language in TEXT_FIELDS else "fr"
+                writer.add_document(
+                    tantivy.Document(
+                        child_id=doc.child_id,
+                        parent_id=doc.parent_id,
+                        document_id=doc.document_id,
+                        version=version,
+                        language=language,
+                        document_type=doc.document_type or "",
+                        allowed_groups=list(doc.allowed_groups),
+                        effective_date=date_number(doc.effective_date),
+                        **{TEXT_FIELDS[language]: doc.text},
+                    )
+                )
+                count += 1
+        return count
+
+    def drop_versions_except(self, document_id: str, version: str | None) -> None:
+        keep = {version} if version else set()
+        with self._writer() as writer:
+            writer.delete_documents_by_query(self._versions_query(document_id, keep, exclude=True))
+
+    def delete_document(self, document_id: str) -> None:
+        self.drop_versions_except(document_id, None)
+
+    def _versions_query(self, document_id: str, versions: set[str], exclude: bool) -> tantivy.Query:
+        clauses = [(tantivy.Occur.Must, tantivy.Query.term_query(self.schema, "document_id", document_id))]
+        occur = tantivy.Occur.MustNot if exclude else tantivy.Occur.Must
+        clauses += [(occur, tantivy.Query.term_query(self.schema, "version", v)) for v in sorted(versions)]
+        return tantivy.Query.boolean_query(clauses)
+
+    @contextlib.contextmanager
+    def _writer(self):
+        """One writer at a time (file lock across processes); one commit per use, so a
+        reader sees the state before or after it, never between."""
         with file_lock(self._lock_path):
             writer = self.index.writer(heap_size=50_000_000, num_threads=1)
             try:
-                writer.delete_documents_by_term("document_id", document_id)
-                count = 0
-                for doc in docs:
-                    language = doc.language if doc.language in TEXT_FIELDS else "fr"
-                    fields = {
-                        "child_id": doc.child_id,
-                        "parent_id": doc.parent_id,
-                        "document_id": doc.document_id,
-                        "version": doc.version,
-                        "language": language,
-                        "document_type": doc.document_type or "",
-                        "allowed_groups": list(doc.allowed_groups),
-                        "effective_date": date_number(doc.effective_date),
-                        TEXT_FIELDS[language]: doc.text,
-                    }
-                    writer.add_document(tantivy.Document(**fields))
-                    count += 1
+                yield writer
                 writer.commit()
                 writer.wait_merging_threads()
             except BaseException:
                 writer.rollback()
                 raise
         self.index.reload()
-        return count
-
-    def delete_document(self, document_id: str) -> None:
-        self.replace_document(document_id, [])
 
     # reading -----------------------------------------------------------------
     def analyze(self, text: str, language: str) -> list[str]:
@@ -182,6 +202,8 @@ class LexicalIndex:
             result.setdefault(doc["document_id"][0], set()).add(doc["version"][0])
         return result
 
-    def count(self, document_id: str) -> int:
-        searcher = self.index.searcher()
-        return searcher.search(tantivy.Query.term_query(self.schema, "document_id", document_id), limit=1, count=True).count
+    def count(self, document_id: str, version: str | None = None) -> int:
+        query = tantivy.Query.term_query(self.schema, "document_id", document_id)
+        if version:
+            query = self._versions_query(document_id, {version}, exclude=False)
+        return self.index.searcher().search(query, limit=1, count=True).count

@@ -12,12 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pyarrow.compute as pc
 
 from rag_assets.chunking import ParentChunker
 from rag_assets.dense import DenseIndex
 from rag_assets.embedding import VectorCache, cache_path_for, get_embedder
 from rag_assets.hashing import sha256_file, short_id
 from rag_assets.lexical import LexicalDoc, LexicalIndex
+from rag_assets.publication import publish, published_version, withdraw
 from rag_assets.parsing.convert import convert_and_save, load_document
 from rag_assets.sections import build_parents
 from rag_assets.settings import Settings
@@ -239,11 +241,12 @@ def run_dense_embeddings(settings: Settings, document_id: str, progress=None) ->
         }
         for c, v in zip(children, vectors)
     ]
+    version = _children_version(children)
     dense = DenseIndex(store.lancedb_dir)
-    dense.replace_document(document_id, rows, embedder.dim)
+    dense.stage_version(document_id, version, rows, embedder.dim, keep=_published(store, document_id))
     stored = dense.rows(document_id, columns=["child_id", "vector", "model", "version"])
+    stored = stored.filter(pc.equal(stored["version"], version)) if stored.num_rows else stored
     norms = np.linalg.norm(np.array(stored["vector"].to_pylist(), dtype=np.float32), axis=1) if stored.num_rows else np.ones(0)
-    version = children[0]["version"] if children else short_id([])
     return StageResult(
         data_version=short_id(version, model),
         metadata={
@@ -271,15 +274,16 @@ def run_lexical_index(settings: Settings, document_id: str) -> StageResult:
     record = load_source_record(store, document_id)
     language = document_language(store, document_id)
     children = load_children(store, document_id)
+    version = _children_version(children)
     lexical = LexicalIndex(store.tantivy_dir)
-    lexical.replace_document(
+    lexical.stage_version(
         document_id,
+        version,
         (
             LexicalDoc(
                 child_id=c["child_id"],
                 parent_id=c["parent_id"],
                 document_id=document_id,
-                version=c["version"],
                 language=language,
                 document_type=record.document_type,
                 allowed_groups=record.allowed_groups,
@@ -288,14 +292,49 @@ def run_lexical_index(settings: Settings, document_id: str) -> StageResult:
             )
             for c in children
         ),
+        keep=_published(store, document_id),
     )
-    count = lexical.count(document_id)
-    version = children[0]["version"] if children else short_id([])
+    count = lexical.count(document_id, version)
     return StageResult(
         data_version=short_id(version, language),
         metadata={"entries": count, "language": language},
         checks={
             "lexical_count_matches_children": (count == len(children), f"{count} entries for {len(children)} children"),
+        },
+    )
+
+
+def _children_version(children: list[dict]) -> str:
+    return children[0]["version"] if children else short_id([])
+
+
+def _published(store: KnowledgeStore, document_id: str) -> set[str]:
+    version = published_version(store, document_id)
+    return {version} if version else set()
+
+
+def run_publication(settings: Settings, document_id: str) -> StageResult:
+    """Flip the document to the version both indexes now hold, then drop other versions."""
+    store = _store(settings)
+    children = load_children(store, document_id)
+    version = _children_version(children)
+    dense, lexical = DenseIndex(store.lancedb_dir), LexicalIndex(store.tantivy_dir)
+    counts = {"children": len(children), "dense": dense.count(document_id, version),
+              "lexical": lexical.count(document_id, version)}
+    consistent = counts["dense"] == counts["lexical"] == counts["children"]
+    if not consistent:
+        raise RuntimeError(f"{document_id}: version {version} is incomplete in the indexes {counts}; not published")
+    previous = published_version(store, document_id)
+    entry = publish(store, document_id, version, {**counts, "parents": len(load_parents(store, document_id))})
+    dense.drop_versions_except(document_id, version)
+    lexical.drop_versions_except(document_id, version)
+    leftovers = dense.count(document_id) - counts["dense"], lexical.count(document_id) - counts["lexical"]
+    return StageResult(
+        data_version=version,
+        metadata={"version": version, "previous_version": previous, "published_at": entry["published_at"], **counts},
+        checks={
+            "published_version_complete": (consistent, f"{counts}"),
+            "no_other_version_left": (leftovers == (0, 0), f"{leftovers[0]} dense and {leftovers[1]} lexical rows of other versions"),
         },
     )
 
@@ -325,6 +364,7 @@ def is_up_to_date(settings: Settings, document_id: str, source_path: Path) -> bo
 def remove_document(settings: Settings, document_id: str) -> None:
     """Withdraw a document everywhere: both indexes, its artifacts and its registration."""
     store = _store(settings)
+    withdraw(store, document_id)
     DenseIndex(store.lancedb_dir).delete_document(document_id)
     LexicalIndex(store.tantivy_dir).delete_document(document_id)
     shutil.rmtree(store.document_dir(document_id), ignore_errors=True)

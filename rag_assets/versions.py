@@ -8,4 +8,5 @@ CODE_VERSIONS = {
     "children": "1",
     "dense_embeddings": "1",
     "lexical_index": "1",
+    "publication": "1",
 }

@@ -4,17 +4,17 @@ from rag_assets.filters import SearchFilters
 from rag_assets.lexical import LexicalDoc, LexicalIndex
 
 
-def doc(child, document, text, language="fr", groups=("public",), version="v1", date="2024-01-01"):
-    return LexicalDoc(child, f"p-{child}", document, version, language, "policy", list(groups), date, text)
+def doc(child, document, text, language="fr", groups=("public",), date="2024-01-01"):
+    return LexicalDoc(child, f"p-{child}", document, language, "policy", list(groups), date, text)
 
 
 @pytest.fixture
 def index(tmp_path):
     lexical = LexicalIndex(tmp_path / "tantivy")
-    lexical.replace_document("d1", [doc("c1", "d1", "La franchise pour une inondation en zone A est de 5 000 €."),
-                                    doc("c2", "d1", "Les tempêtes sont couvertes, c'est-à-dire le vent.")])
-    lexical.replace_document("d2", [doc("c3", "d2", "The deductible for floods is 5,000 dollars.", language="en"),
-                                    doc("c4", "d2", "Rapport S/P: sinistres à primes", groups=("claims",))])
+    lexical.stage_version("d1", "v1", [doc("c1", "d1", "La franchise pour une inondation en zone A est de 5 000 €."),
+                                       doc("c2", "d1", "Les tempêtes sont couvertes, c'est-à-dire le vent.")], keep=set())
+    lexical.stage_version("d2", "v1", [doc("c3", "d2", "The deductible for floods is 5,000 dollars.", language="en"),
+                                       doc("c4", "d2", "Rapport S/P: sinistres à primes", groups=("claims",))], keep=set())
     return lexical
 
 
@@ -39,10 +39,14 @@ def test_filters_apply_inside_the_engine(index):
     assert index.search("franchise", SearchFilters(effective_from="2025-01-01")) == []
 
 
-def test_replace_document_leaves_no_stale_entries(index):
-    index.replace_document("d1", [doc("c9", "d1", "Nouvelle franchise inondation", version="v2")])
-    assert index.count("d1") == 1
-    assert index.versions()["d1"] == {"v2"}
+def test_a_new_version_is_staged_beside_the_published_one_then_replaces_it(index):
+    index.stage_version("d1", "v2", [doc("c9", "d1", "Nouvelle franchise inondation")], keep={"v1"})
+    assert index.versions()["d1"] == {"v1", "v2"}
+    assert (index.count("d1", "v1"), index.count("d1", "v2")) == (2, 1)
+    index.stage_version("d1", "v2", [doc("c9", "d1", "Nouvelle franchise inondation")], keep={"v1"})
+    assert index.count("d1", "v2") == 1, "re-staging the same version adds no duplicates"
+    index.drop_versions_except("d1", "v2")
+    assert index.versions()["d1"] == {"v2"} and index.count("d1") == 1
     assert index.count("d2") == 2
 
 

@@ -1,7 +1,7 @@
 """The ingestion pipeline, one asset per stage, partitioned per document:
 
-source_document → docling_document → parents → children → dense_embeddings
-                                                        ↘ lexical_index
+source_document → docling_document → parents → children → dense_embeddings → publication
+                                                        ↘ lexical_index    ↗
 """
 
 
@@ -29,6 +29,7 @@ CHECKS = {
     "children": ["offsets_partition_parents", "children_within_token_budget", "every_child_has_one_parent"],
     "dense_embeddings": ["embeddings_match_children", "vectors_unit_norm", "model_recorded"],
     "lexical_index": ["lexical_count_matches_children"],
+    "publication": ["published_version_complete", "no_other_version_left"],
 }
 
 
@@ -112,4 +113,10 @@ def lexical_index(context: AssetExecutionContext) -> MaterializeResult:
     return _result(context, "lexical_index", _run(pipeline.run_lexical_index, context))
 
 
-ingestion_assets = [source_document, docling_document, parents, children, dense_embeddings, lexical_index]
+@_stage_asset("publication", [dense_embeddings, lexical_index],
+              "Makes the document version held by both indexes the one readers see, atomically.")
+def publication(context: AssetExecutionContext) -> MaterializeResult:
+    return _result(context, "publication", _run(pipeline.run_publication, context))
+
+
+ingestion_assets = [source_document, docling_document, parents, children, dense_embeddings, lexical_index, publication]

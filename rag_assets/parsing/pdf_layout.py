@@ -55,7 +55,7 @@ from rag_assets.parsing.pdf_tables import (
     rules_in_bbox,
     to_word,
 )
-from rag_assets.parsing.text_repair import _heading_rank, collapse_letter_spacing
+from rag_assets.parsing.text_repair import _heading_rank
 
 # Model input size (height, width) of the PicoDet CDLA export.
 MODEL_INPUT_SIZE = (800, 608)
@@ -70,9 +70,9 @@ _PAGE_NUMBER = re.compile(
     r"^(?:(?:page|p\.)\s*\d+(?:\s*(?:/|sur|of|de)\s*\d+)?|\d+\s*(?:/|sur|of)\s*\d+|[-–]?\s*\d{1,4}\s*[-–]?)$",
     re.IGNORECASE,
 )
-_FOOTNOTE_MARK = re.compile(r"^(?:\(\d{1,3}\)|\d{1,3}[).]?\s|\*+|[¹²³⁴⁵⁶⁷⁸⁹])")
-
-_TEXT_HINTS = {"text", "title", "reference"}
+_MARKER = re.compile(r"^(?:[(\[]?(?:\d{1,3}|[a-zA-Z]|[ivxIVX]{1,4})[.)\]]|[•·▪‣◦–—-])$")
+_MATH = re.compile(r"[=+×÷∑∏√∫≤≥<>^∂∞±]")
+_FOOTNOTE_MARK = re.compile(r"^(?:\(\s?\d{1,3}\s?\)|\d{1,3}[).]?\s|\*+|[¹²³⁴⁵⁶⁷⁸⁹])")
 
 
 def default_model_path() -> Path:
@@ -114,7 +114,7 @@ class Detection:
         return max(self.r - self.l, 0.0) * max(self.b - self.t, 0.0)
 
 
-def _inside(w: Word, box: Detection | BoundingBox, share: float = 0.5) -> bool:
+def _inside(w: Word, box: Detection | BoundingBox | Word, share: float = 0.5) -> bool:
     iw = min(w.r, box.r) - max(w.l, box.l)
     ih = min(w.b, box.b) - max(w.t, box.t)
     return iw > 0 and ih > 0 and iw * ih >= share * max((w.r - w.l) * (w.b - w.t), 1e-6)
@@ -133,7 +133,7 @@ def _union_bbox(words: Sequence[Word]) -> BoundingBox:
 class _Line:
     cell: TextCell
     word: Word
-    hint: int | None  # index of the model text box holding the line
+    hint: int | None  # index of the confident model text box holding the line
     hint_label: str | None
     hint_score: float
 
@@ -199,8 +199,47 @@ def _is_text_region(det: Detection, words: Sequence[Word], bitmaps: Sequence[Bou
     return len(inside) >= 3 and text_area > TEXT_FIGURE_COVERAGE * det.area and bitmap_area < 0.3 * det.area
 
 
+def respace_letter_spaced(text_cells: Sequence[TextCell], word_cells: Sequence[TextCell]) -> None:
+    """Rebuild the text of letter-spaced lines ("Se c t i on 3") from word positions, in place.
+
+    The parser cuts such lines at every letter gap; letters are set about 0.17
+    line heights apart and words about 0.8, so gaps under 0.4 close up.
+    """
+    for cell in text_cells:
+        tokens = cell.text.split()
+        singles = sum(len(t) == 1 and t.isalpha() for t in tokens)
+        if singles < 3 or singles < 0.3 * len(tokens):
+            continue
+        line = to_word(cell)
+        if line is None:
+            continue
+        words = sorted(
+            (w for w in (to_word(c) for c in word_cells) if w is not None and _inside(w, line)),
+            key=lambda w: w.l,
+        )
+        gaps = [b.l - a.r for a, b in zip(words, words[1:])]
+        if not gaps or sum(g < 0.25 * line.h for g in gaps) < 0.5 * len(gaps):
+            continue
+        text = words[0].text
+        for gap, w in zip(gaps, words[1:]):
+            text += w.text if gap < 0.4 * line.h else " " + w.text
+        cell.text = text
+
+
+def _looks_like_formula(text: str) -> bool:
+    """Math symbols, or few real words: the model also calls plain headings equations."""
+    tokens = text.split()
+    words = sum(len(t) >= 3 and t.isalpha() for t in tokens)
+    return bool(tokens) and (bool(_MATH.search(text)) or words < 0.5 * len(tokens))
+
+
+def _near(caption: Detection, region: Detection, max_gap: float) -> bool:
+    h_overlap = min(caption.r, region.r) - max(caption.l, region.l) > 0
+    v_gap = max(caption.t - region.b, region.t - caption.b)
+    return h_overlap and v_gap <= max_gap
+
+
 def build_clusters(
-    page_width: float,
     page_height: float,
     detections: Sequence[Detection],
     text_cells: Sequence[TextCell],
@@ -213,13 +252,15 @@ def build_clusters(
     ``rules`` are the page's ruling lines: two or more horizontal rules in a
     detected table or figure confirm it as a table.
     """
+    respace_letter_spaced(text_cells, word_cells)
     lines = _page_lines(text_cells)
     body_h = float(np.median([w.h for _, w in lines])) if lines else 10.0
     top_band, bottom_band = HEADER_BAND * page_height, (1 - HEADER_BAND) * page_height
+    page_words = [w for w in (to_word(c) for c in word_cells) if w is not None]
 
     special: list[tuple[DocItemLabel, float, Detection]] = []
     hints: list[Detection] = []
-    page_words = [w for w in (to_word(c) for c in word_cells) if w is not None]
+    captions: list[Detection] = []
     for det in detections:
         if det.label == "header" and det.b <= top_band:
             special.append((DocItemLabel.PAGE_HEADER, max(det.score, ACCEPT_SCORE), det))
@@ -228,44 +269,60 @@ def build_clusters(
         elif det.label in ("figure", "table"):
             words = [w for w in page_words if _inside(w, det)]
             ruled = len(rules_in_bbox(rules, det.bbox).horizontal) >= 2
-            tabular = bool(words) and (ruled or looks_tabular(words, det.bbox))
             if det.label == "figure" and _is_text_region(det, [w for _, w in lines], bitmaps):
-                if tabular:
+                # Mostly text: a table of contents or similar when the words line up.
+                if ruled or looks_tabular(words, strict=True):
                     special.append((DocItemLabel.TABLE, max(det.score, ACCEPT_SCORE), det))
-            elif det.label == "table" and (tabular or det.score >= ACCEPT_SCORE):
+                else:
+                    hints.append(Detection("text", det.score, det.l, det.t, det.r, det.b))
+            elif det.label == "table" and words and (ruled or looks_tabular(words, strict=det.score < ACCEPT_SCORE)):
                 special.append((DocItemLabel.TABLE, max(det.score, ACCEPT_SCORE), det))
             elif det.label == "figure" and det.score >= ACCEPT_SCORE:
                 special.append((DocItemLabel.PICTURE, det.score, det))
         elif det.label in ("figure_caption", "table_caption") and det.score >= ACCEPT_SCORE:
-            special.append((DocItemLabel.CAPTION, det.score, det))
-        elif det.label == "equation" and det.score >= ACCEPT_SCORE:
+            captions.append(det)
+        elif det.label == "equation" and det.score >= ACCEPT_SCORE and _looks_like_formula(
+            " ".join(w.text for _, w in lines if _inside(w, det))
+        ):
             special.append((DocItemLabel.FORMULA, det.score, det))
-        elif det.label in _TEXT_HINTS or det.label in ("header", "footer"):
+        elif det.label != "figure":
+            hints.append(det)
+    # A caption needs a table or picture next to it; otherwise it is a text block.
+    regions = [det for label, _, det in special if label in (DocItemLabel.TABLE, DocItemLabel.PICTURE)]
+    for det in captions:
+        if any(_near(det, region, 3 * body_h) for region in regions):
+            special.append((DocItemLabel.CAPTION, det.score, det))
+        else:
             hints.append(det)
 
     priority = [DocItemLabel.PAGE_HEADER, DocItemLabel.PAGE_FOOTER, DocItemLabel.TABLE,
                 DocItemLabel.PICTURE, DocItemLabel.FORMULA, DocItemLabel.CAPTION]
     special.sort(key=lambda s: (priority.index(s[0]), -s[1]))
-    special_lines: dict[int, list[Word]] = {i: [] for i in range(len(special))}
+    special_cells: dict[int, list[tuple[TextCell, Word]]] = {i: [] for i in range(len(special))}
     free: list[_Line] = []
     for cell, w in lines:
         owner = next((i for i, (_, _, det) in enumerate(special) if _inside(w, det)), None)
         if owner is not None:
-            special_lines[owner].append(w)
+            special_cells[owner].append((cell, w))
             continue
         holders = [(h.score, i) for i, h in enumerate(hints) if _inside(w, h)]
         score, idx = max(holders) if holders else (0.0, None)
-        free.append(_Line(cell, w, idx, hints[idx].label if idx is not None else None, score))
+        label = hints[idx].label if idx is not None else None
+        # Only confident model boxes separate paragraphs; weak ones still name the block.
+        free.append(_Line(cell, w, idx if score >= ACCEPT_SCORE else None, label, score))
 
     clusters: list[Cluster] = []
     for i, (label, score, det) in enumerate(special):
+        members = special_cells[i]
         if label in (DocItemLabel.TABLE, DocItemLabel.PICTURE):
             bbox = det.bbox  # Docling attaches the lines inside as children
-        elif special_lines[i]:
-            bbox = _union_bbox(special_lines[i])
+        elif members:
+            bbox = _union_bbox([w for _, w in members])
         else:
             continue
-        clusters.append(Cluster(id=len(clusters), label=label, confidence=score, bbox=bbox))
+        clusters.append(
+            Cluster(id=len(clusters), label=label, confidence=score, bbox=bbox, cells=[c for c, _ in members])
+        )
 
     for block in _label_blocks(_group_paragraphs(free), page_height, body_h, top_band, bottom_band):
         clusters.append(
@@ -280,9 +337,20 @@ def build_clusters(
     return clusters
 
 
+def _is_marker(text: str) -> bool:
+    """A list or paragraph marker set apart from its text ("2.", "(a)", "•")."""
+    return bool(_MARKER.match(text))
+
+
 def _group_paragraphs(lines: list[_Line]) -> list[list[_Line]]:
-    """Group text lines into paragraphs by line spacing (union-find)."""
-    lines = sorted(lines, key=lambda x: x.word.t)
+    """Group text lines into paragraphs by line spacing.
+
+    Pieces of one printed line are joined first (the parser splits a line at
+    wide gaps, e.g. after a paragraph number); then each printed line is linked
+    to the one under it when the gap is small and neither has another
+    candidate, so a wide line never bridges two columns.
+    """
+    lines = sorted(lines, key=lambda x: (x.word.t, x.word.l))
     parent = list(range(len(lines)))
 
     def find(i: int) -> int:
@@ -294,36 +362,62 @@ def _group_paragraphs(lines: list[_Line]) -> list[list[_Line]]:
     def compatible(a: _Line, b: _Line) -> bool:
         return a.hint is None or b.hint is None or a.hint == b.hint
 
-    below: dict[int, list[int]] = {i: [] for i in range(len(lines))}
-    above: dict[int, list[int]] = {i: [] for i in range(len(lines))}
     for i, a in enumerate(lines):
-        wa = a.word
         for j in range(i + 1, len(lines)):
             b = lines[j]
-            wb = b.word
-            if wb.t > wa.b + LINE_GAP * wa.h:
+            if b.word.t > a.word.b:
                 break
-            h = min(wa.h, wb.h)
-            if min(wa.b, wb.b) - max(wa.t, wb.t) >= 0.5 * h:
-                # Pieces of one printed line split by the parser.
-                left, right = (wa, wb) if wa.l <= wb.l else (wb, wa)
-                if 0 <= right.l - left.r <= h and compatible(a, b):
-                    parent[find(j)] = find(i)
+            h = min(a.word.h, b.word.h)
+            if min(a.word.b, b.word.b) - max(a.word.t, b.word.t) < 0.5 * h:
                 continue
+            left, right = (a, b) if a.word.l <= b.word.l else (b, a)
+            gap = right.word.l - left.word.r
+            max_gap = 3 * h if _is_marker(left.word.text) else h
+            if 0 <= gap <= max_gap and compatible(a, b):
+                parent[find(j)] = find(i)
+
+    # Printed lines: the union of their pieces.
+    printed: dict[int, list[int]] = {}
+    for i in range(len(lines)):
+        printed.setdefault(find(i), []).append(i)
+    boxes = {root: _union_bbox([lines[i].word for i in members]) for root, members in printed.items()}
+    heights = {root: float(np.median([lines[i].word.h for i in members])) for root, members in printed.items()}
+    hint_of = {root: next((lines[i].hint for i in members if lines[i].hint is not None), None)
+               for root, members in printed.items()}
+    roots = sorted(printed, key=lambda r: boxes[r].t)
+
+    below: dict[int, list[int]] = {r: [] for r in roots}
+    above: dict[int, list[int]] = {r: [] for r in roots}
+    for k, ra in enumerate(roots):
+        a, ha = boxes[ra], heights[ra]
+        for rb in roots[k + 1 :]:
+            b, hb = boxes[rb], heights[rb]
+            if b.t > a.b + LINE_GAP * ha:
+                break
+            h = min(ha, hb)
             if (
-                -0.2 * h <= wb.t - wa.b <= LINE_GAP * h
-                and min(wa.r, wb.r) - max(wa.l, wb.l) > 0
-                and max(wa.h, wb.h) <= 1.3 * h
+                -0.2 * h <= b.t - a.b <= LINE_GAP * h
+                and min(a.r, b.r) - max(a.l, b.l) > 0
+                and max(ha, hb) <= 1.3 * h
             ):
-                below[i].append(j)
-                above[j].append(i)
-    # Link only one-to-one neighbours so a wide line never bridges two columns.
-    for i, js in below.items():
-        if len(js) == 1 and len(above[js[0]]) == 1 and compatible(lines[i], lines[js[0]]):
-            parent[find(js[0])] = find(i)
+                below[ra].append(rb)
+                above[rb].append(ra)
+    group_of = {r: r for r in roots}
+
+    def group(r: int) -> int:
+        while group_of[r] != r:
+            r = group_of[r]
+        return r
+
+    for ra in roots:
+        js = below[ra]
+        if len(js) == 1 and len(above[js[0]]) == 1:
+            rb = js[0]
+            if hint_of[ra] is None or hint_of[rb] is None or hint_of[ra] == hint_of[rb]:
+                group_of[group(rb)] = group(ra)
     groups: dict[int, list[_Line]] = {}
-    for i, line in enumerate(lines):
-        groups.setdefault(find(i), []).append(line)
+    for r in roots:
+        groups.setdefault(group(r), []).extend(lines[i] for i in printed[r])
     return list(groups.values())
 
 
@@ -337,7 +431,7 @@ def _label_blocks(
         majority = max(set(hint_labels), key=hint_labels.count) if hint_labels else None
         score = max(float(np.mean(hint_scores)) if hint_scores else 0.0, ACCEPT_SCORE)
         block = _Block(lines=group, label=DocItemLabel.TEXT, score=score)
-        text = collapse_letter_spacing(block.text)
+        text = block.text
         n_words = len(text.split())
         box = block.bbox
         height = float(np.median([line.word.h for line in group]))
@@ -371,7 +465,7 @@ def _merge_numbering_with_title(blocks: list[_Block], body_h: float) -> list[_Bl
     for i, block in enumerate(blocks):
         if block.label != DocItemLabel.SECTION_HEADER or i in merged:
             continue
-        text = collapse_letter_spacing(block.text)
+        text = block.text
         rank = _heading_rank(text)
         if rank is None or rank[0] > 6 or len(text.split()) > 3:
             continue
@@ -388,7 +482,7 @@ def _merge_numbering_with_title(blocks: list[_Block], body_h: float) -> list[_Bl
             continue
         _, j = min(candidates)
         title = blocks[j]
-        title_text = collapse_letter_spacing(title.text)
+        title_text = title.text
         if title.label == DocItemLabel.SECTION_HEADER and _heading_rank(title_text) is None:
             block.lines.extend(title.lines)
             merged.add(j)
@@ -426,7 +520,6 @@ class OnnxLayoutModel(BaseLayoutModel):
             with TimeRecorder(conv_res, "layout"):
                 detections = self.detector(image, page.size.width / image.width, page.size.height / image.height)
                 clusters = build_clusters(
-                    page.size.width,
                     page.size.height,
                     detections,
                     page.cells,

@@ -36,6 +36,7 @@ MIN_COLUMN_GAP = 4.0
 GAP_CROSSING_SHARE = 0.1
 # A rule must cover this share of a cell edge to count as a boundary there.
 EDGE_COVERAGE = 0.5
+_LIST_MARKER = re.compile(r"^(?:[(\[]?\s?(?:\d{1,3}|[a-zA-Z]|[ivxlcdmIVXLCDM]{1,5})\s?[.)\]]?|[•·▪‣◦–—-])$")
 _BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi", re.IGNORECASE)
 
 
@@ -415,25 +416,30 @@ def build_grid(words: Sequence[Word], bbox: BoundingBox, rules: Rules) -> TableG
     return TableGrid(row_edges, col_edges, cells, header=header, ruled=ruled_cols or ruled_rows)
 
 
-def looks_tabular(words: Sequence[Word], bbox: BoundingBox) -> bool:
-    """Whether text in a region is laid out as a table rather than prose.
+def looks_tabular(words: Sequence[Word], strict: bool) -> bool:
+    """Whether words are laid out as a table: 2+ whitespace columns that most rows fill.
 
-    Needs at least 3 rows and 2 whitespace-separated columns that most rows
-    fill, and rules out two columns of running text (both columns wide).
+    ``strict`` (for regions no model called a table) asks for 3+ rows and rules
+    out two columns of running text (both columns filled edge to edge).
     """
-    lines = group_lines(words)
-    if len(lines) < 3:
+    if not words:
         return False
+    lines = group_lines(words)
     left, right = min(w.l for w in words), max(w.r for w in words)
     col_edges = [left, *_gap_boundaries(lines, left, right), right]
     if len(col_edges) < 3:
         return False
     rows = _text_rows(lines, col_edges, Rules())
+    first_col = [" ".join(w.text for w in line.words if _col_of(w.cx, col_edges) == 0) for line in lines]
+    if all(_LIST_MARKER.match(text) for text in first_col if text):
+        return False  # a numbered or bulleted list, not a table
     multi = sum(len({_col_of(w.cx, col_edges) for line in row for w in line.words}) >= 2 for row in rows)
+    if not strict:
+        return len(rows) >= 2 and multi >= 0.5 * len(rows)
     if len(rows) < 3 or multi < 0.6 * len(rows):
         return False
     if len(col_edges) == 3:
-        widths = []
+        fill = []
         for c in range(2):
             spans = [
                 max(w.r for w in line.words if _col_of(w.cx, col_edges) == c)
@@ -441,8 +447,8 @@ def looks_tabular(words: Sequence[Word], bbox: BoundingBox) -> bool:
                 for line in lines
                 if any(_col_of(w.cx, col_edges) == c for w in line.words)
             ]
-            widths.append(float(np.median(spans)) / (col_edges[c + 1] - col_edges[c]))
-        if min(widths) > 0.5:
+            fill.append(float(np.median(spans)) / (col_edges[c + 1] - col_edges[c]))
+        if min(fill) > 0.5:
             return False
     return True
 

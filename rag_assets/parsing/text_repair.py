@@ -4,8 +4,7 @@ Docling already joins "assu-" + "rance" inside one layout cluster and across the
 paragraph merges of its reading-order stage. It does not handle soft hyphens
 (U+00AD, common in EUR-Lex PDFs) inside a cluster, numbers split after a
 separator ("$5," + "000" becomes "$5, 000"), words split between two items,
-letter-spaced headings ("Se c t i on 3"), nor legal heading keywords beyond
-PART/TITLE/CHAPTER/ARTICLE in English.
+nor legal heading keywords beyond PART/TITLE/CHAPTER/ARTICLE in English.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ import re
 from collections.abc import Sequence
 
 from docling_core.types.doc import DocItemLabel, DoclingDocument, TextItem
-from docling_core.types.doc.document import SectionHeaderItem, TitleItem
+from docling_core.types.doc.document import SectionHeaderItem
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _SOFT_HYPHEN_BREAK = re.compile(r"\u00ad\s*")
@@ -70,29 +69,6 @@ def fix_split_numbers(text: str) -> str:
     return _SPLIT_NUMBER_BEFORE_CURRENCY.sub(r"\1\2", text)
 
 
-def collapse_letter_spacing(text: str) -> str:
-    """'Se c t i on 3' -> 'Section 3': rejoin words typeset with letter spacing.
-
-    A run of at least 4 short alphabetic tokens with 3+ single letters is a
-    spaced word; ordinary prose has no such runs outside headings.
-    """
-    tokens = text.split(" ")
-    out: list[str] = []
-    i = 0
-    while i < len(tokens):
-        j = i
-        while j < len(tokens) and tokens[j].isalpha() and len(tokens[j]) <= 3:
-            j += 1
-        run = tokens[i:j]
-        if len(run) >= 4 and sum(len(t) == 1 for t in run) >= 3:
-            out.append("".join(run))
-            i = j
-        else:
-            out.append(tokens[i])
-            i += 1
-    return " ".join(out)
-
-
 def repair_line_text(text: str) -> str:
     """Line-break repairs on the text of one item, already joined by Docling."""
     text = _SOFT_HYPHEN_BREAK.sub("", clean_cell_text(text))
@@ -129,18 +105,13 @@ def repair_text(doc: DoclingDocument) -> DoclingDocument:
       currency or unit ("$5, 000" -> "$5,000", "1 234, 56 €" -> "1 234,56 €");
     - a paragraph ending in a word hyphen is joined with the next paragraph when
       that one starts in lowercase;
-    - letter-spaced headings are collapsed ("Se c t i on 3" -> "Section 3");
     - formulas that no formula model decoded keep their PDF text.
     """
     for item in doc.texts:
         if item.label == DocItemLabel.FORMULA and not item.text:
             item.text = clean_cell_text(item.orig)
             continue
-        text = repair_line_text(item.text)
-        if isinstance(item, (SectionHeaderItem, TitleItem)):
-            text = collapse_letter_spacing(text)
-        if text != item.text:
-            item.text = text
+        item.text = repair_line_text(item.text)
     for table in doc.tables:
         for cell in table.data.table_cells:
             cell.text = repair_line_text(cell.text)
@@ -200,7 +171,6 @@ def heading_levels(doc: DoclingDocument) -> set[int]:
 __all__ = [
     "assign_heading_levels",
     "clean_cell_text",
-    "collapse_letter_spacing",
     "heading_levels",
     "join_lines",
     "repair_text",

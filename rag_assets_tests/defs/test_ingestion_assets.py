@@ -36,7 +36,7 @@ def test_every_asset_check_passed_for_every_document(sample_kb):
     for outcome in outcomes:
         run = instance.get_run_by_id(outcome.run_id)
         evaluations = [
-            e.asset_check_evaluation_data
+            e.dagster_event.event_specific_data
             for e in instance.all_logs(run.run_id)
             if e.dagster_event and e.dagster_event.event_type_value == "ASSET_CHECK_EVALUATION"
         ]

@@ -1,0 +1,1 @@
+"""Document parsing: Docling pipelines and post-conversion repairs."""

@@ -1,0 +1,259 @@
+"""Docling's standard PDF pipeline with local layout and table stages when no model hub is reachable.
+
+Docling picks its layout and table engines through factories keyed by the
+``kind`` of ``layout_options`` / ``table_structure_options``. Our two stages
+are registered on those factories (this package is not installed with a
+``docling`` entry point, so registration is programmatic) and selected by
+their options, so StandardPdfPipeline still does parsing, layout
+postprocessing, page assembly, reading order and heading levels.
+
+Docling's own models are preferred when they can run: their weights are in
+``artifacts_path`` (or the Hugging Face cache when no path is given) and
+their Python dependencies are installed.
+
+The pipeline class is StandardPdfPipeline with one stage swapped: heading
+levels from Docling's HeadingHierarchyModel are refined with French/English
+legal numbering (see ``text_repair.assign_heading_levels``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from pathlib import Path
+from typing import Any
+from unittest.mock import patch
+
+from docling.datamodel.base_models import InputFormat
+from docling.datamodel.pipeline_options import (
+    HeadingHierarchyOptions,
+    LayoutObjectDetectionOptions,
+    TableStructureOptions,
+    ThreadedPdfPipelineOptions,
+)
+from docling.document_converter import PdfFormatOption
+from docling.models.factories import get_layout_factory, get_table_structure_factory
+from docling.models.factories.table_factory import TableStructureFactory
+from docling.models.plugins import defaults as docling_default_plugins
+from docling.models.stages.heading_hierarchy.heading_hierarchy_model import HeadingHierarchyModel
+from docling.pipeline.standard_pdf_pipeline import StandardPdfPipeline
+from docling.utils.pdf_outline import _PdfOutlineItem
+from docling_core.types.doc import DoclingDocument
+from docling_core.types.doc.page import SegmentedPdfPage
+
+from rag_assets.parsing.pdf_layout import (
+    ACCEPT_SCORE,
+    HEADER_BAND,
+    LINE_GAP,
+    TEXT_FIGURE_COVERAGE,
+    OnnxLayoutModel,
+    OnnxLayoutOptions,
+    default_model_path,
+    file_sha256,
+)
+from rag_assets.parsing.pdf_tables import (
+    GAP_CROSSING_SHARE,
+    MIN_COLUMN_GAP,
+    RULE_MAX_THICKNESS,
+    RulingTableOptions,
+    RulingTableStructureModel,
+)
+from rag_assets.parsing.text_repair import assign_heading_levels, repair_text
+
+_DOCLING_LAYOUT_REPO = "docling-project/docling-layout-heron"
+_DOCLING_TABLE_REPO = "docling-project/docling-models"
+_DOCLING_TABLE_REVISION = "v2.3.0"  # the revision TableStructureModel downloads
+_PLUGIN_NAME = "rag_assets"
+
+
+class LegalHeadingHierarchyModel(HeadingHierarchyModel):
+    """Docling's heading levels (bookmarks, numbering, style), then legal numbering ranks."""
+
+    def assign_heading_levels(
+        self,
+        document: DoclingDocument,
+        parsed_pages: dict[int, SegmentedPdfPage] | None = None,
+        outline: list[_PdfOutlineItem] | None = None,
+    ) -> DoclingDocument:
+        document = super().assign_heading_levels(document, parsed_pages=parsed_pages, outline=outline)
+        return assign_heading_levels(document)
+
+
+class RagPdfPipeline(StandardPdfPipeline):
+    """StandardPdfPipeline whose heading-hierarchy step knows legal numbering."""
+
+    def _init_models(self) -> None:
+        super()._init_models()
+        self.heading_hierarchy_model = LegalHeadingHierarchyModel(self.pipeline_options.heading_hierarchy_options)
+
+
+def _importable_table_engines() -> dict[str, list[type]]:
+    """Docling's built-in table engines minus those whose imports fail here."""
+    engines: list[type] = []
+    for module, name in [
+        ("docling.models.stages.table_structure.table_structure_model", "TableStructureModel"),
+        ("docling.models.stages.table_structure.table_structure_model_v2", "TableStructureModelV2"),
+        (
+            "docling.models.stages.table_structure.table_structure_model_granite_vision",
+            "GraniteVisionTableStructureModel",
+        ),
+    ]:
+        try:
+            engines.append(getattr(importlib.import_module(module), name))
+        except ImportError:
+            continue
+    return {"table_structure_engines": engines}
+
+
+def _table_factory(allow_external_plugins: bool) -> TableStructureFactory:
+    """Docling's cached table factory, loaded even when one built-in engine cannot import.
+
+    The built-in plugin imports every table engine at once, and TableFormer v2
+    needs torchvision, which docling-slim does not install: the factory would
+    then fail for everyone, including StandardPdfPipeline. Loading it once with
+    the importable engines fills the cache StandardPdfPipeline reads.
+    """
+    try:
+        return get_table_structure_factory(allow_external_plugins=allow_external_plugins)
+    except ImportError:
+        with patch.object(docling_default_plugins, "table_structure_engines", _importable_table_engines):
+            return get_table_structure_factory(allow_external_plugins=allow_external_plugins)
+
+
+def register_engines() -> None:
+    """Register our stages on Docling's layout and table factories (idempotent).
+
+    The factories are cached per ``allow_external_plugins`` value, so both
+    instances get the classes.
+    """
+    for allow in (False, True):
+        layout_factory = get_layout_factory(allow_external_plugins=allow)
+        if OnnxLayoutOptions not in layout_factory.classes:
+            layout_factory.register(OnnxLayoutModel, _PLUGIN_NAME, __name__)
+        table_factory = _table_factory(allow)
+        if RulingTableOptions not in table_factory.classes:
+            table_factory.register(RulingTableStructureModel, _PLUGIN_NAME, __name__)
+
+
+def _has_modules(*names: str) -> bool:
+    return all(importlib.util.find_spec(name) is not None for name in names)
+
+
+def _in_hf_cache(repo_id: str, revision: str | None = None) -> bool:
+    if not _has_modules("huggingface_hub"):
+        return False
+    from huggingface_hub import snapshot_download
+
+    try:
+        snapshot_download(repo_id=repo_id, revision=revision, local_files_only=True)
+    except Exception:  # noqa: BLE001 - any miss means "not available offline"
+        return False
+    return True
+
+
+def docling_layout_available(artifacts_path: str | Path | None) -> bool:
+    """Whether Docling's Heron layout model can run here without a download."""
+    if not _has_modules("torch", "transformers"):
+        return False
+    if artifacts_path is not None:
+        return (Path(artifacts_path) / _DOCLING_LAYOUT_REPO.replace("/", "--")).is_dir()
+    return _in_hf_cache(_DOCLING_LAYOUT_REPO)
+
+
+def docling_tables_available(artifacts_path: str | Path | None) -> bool:
+    """Whether TableFormer can run here without a download."""
+    if not _has_modules("torch", "docling_ibm_models"):
+        return False
+    if artifacts_path is not None:
+        root = Path(artifacts_path)
+        return any(
+            (base / "model_artifacts" / "tableformer").is_dir()
+            for base in (root / _DOCLING_TABLE_REPO.replace("/", "--"), root)
+        )
+    return _in_hf_cache(_DOCLING_TABLE_REPO, _DOCLING_TABLE_REVISION)
+
+
+def pdf_pipeline_options(artifacts_path: str | None = None) -> ThreadedPdfPipelineOptions:
+    """Pipeline options: Docling's models where they can run, ours otherwise."""
+    register_engines()
+    use_docling_layout = docling_layout_available(artifacts_path)
+    use_docling_tables = docling_tables_available(artifacts_path)
+    return ThreadedPdfPipelineOptions(
+        artifacts_path=artifacts_path,
+        # Text PDFs only: OCR engines need weights this machine cannot fetch.
+        do_ocr=False,
+        do_table_structure=True,
+        layout_options=LayoutObjectDetectionOptions() if use_docling_layout else OnnxLayoutOptions(),
+        table_structure_options=TableStructureOptions() if use_docling_tables else RulingTableOptions(),
+        heading_hierarchy_options=HeadingHierarchyOptions(enabled=True),
+    )
+
+
+def pdf_format_option(artifacts_path: str | None = None) -> PdfFormatOption:
+    """A ready format option for ``DocumentConverter(format_options={InputFormat.PDF: ...})``."""
+    return PdfFormatOption(pipeline_cls=RagPdfPipeline, pipeline_options=pdf_pipeline_options(artifacts_path))
+
+
+def pdf_pipeline_description(artifacts_path: str | None = None) -> dict[str, Any]:
+    """JSON-able description of the engines a conversion uses, for manifests."""
+    options = pdf_pipeline_options(artifacts_path)
+    layout: dict[str, Any]
+    if isinstance(options.layout_options, OnnxLayoutOptions):
+        model = Path(options.layout_options.model_path or default_model_path())
+        layout = {
+            "engine": OnnxLayoutOptions.kind,
+            "model_file": model.name,
+            "model_sha256": file_sha256(model),
+            "runtime": "onnxruntime",
+            "labels": "CDLA",
+            "score_threshold": options.layout_options.score_threshold,
+            "nms_iou": options.layout_options.nms_iou,
+            "accept_score": ACCEPT_SCORE,
+            "header_band": HEADER_BAND,
+            "line_gap": LINE_GAP,
+            "text_figure_coverage": TEXT_FIGURE_COVERAGE,
+        }
+    else:
+        layout = {
+            "engine": options.layout_options.kind,
+            "model_repo": _DOCLING_LAYOUT_REPO,
+            "artifacts_path": artifacts_path,
+        }
+    table: dict[str, Any]
+    if isinstance(options.table_structure_options, RulingTableOptions):
+        table = {
+            "engine": RulingTableOptions.kind,
+            "rule_max_thickness": RULE_MAX_THICKNESS,
+            "min_column_gap": MIN_COLUMN_GAP,
+            "gap_crossing_share": GAP_CROSSING_SHARE,
+        }
+    else:
+        table = {
+            "engine": options.table_structure_options.kind,
+            "model_repo": _DOCLING_TABLE_REPO,
+            "revision": _DOCLING_TABLE_REVISION,
+            "mode": str(options.table_structure_options.mode.value),  # type: ignore[attr-defined]
+            "artifacts_path": artifacts_path,
+        }
+    return {
+        "pipeline": "docling.StandardPdfPipeline (rag_assets.RagPdfPipeline: legal heading levels)",
+        "backend": "docling-parse",
+        "ocr": False,
+        "layout": layout,
+        "table_structure": table,
+        "heading_hierarchy": "docling HeadingHierarchyModel, then legal numbering ranks",
+        "text_repair": "rag_assets.parsing.text_repair.repair_text (applied after conversion)",
+    }
+
+
+__all__ = [
+    "LegalHeadingHierarchyModel",
+    "RagPdfPipeline",
+    "docling_layout_available",
+    "docling_tables_available",
+    "pdf_format_option",
+    "pdf_pipeline_description",
+    "pdf_pipeline_options",
+    "register_engines",
+    "repair_text",
+]
