@@ -9,6 +9,8 @@ import os
 import sys
 from pathlib import Path
 
+from tqdm import tqdm
+
 from rag_assets.settings import SAMPLES_DIR, load_settings
 
 
@@ -31,14 +33,24 @@ def _print_hits(hits, as_json: bool) -> None:
 def cmd_ingest(args, settings) -> int:
     from rag_assets.defs.runner import ingest, open_instance
 
-    def report(outcome):
-        line = f"{outcome.status:9s} {outcome.path}  [{outcome.document_id}]"
+    bar = None
+
+    def report(outcome, done, total):
+        nonlocal bar
+        if bar is None:
+            bar = tqdm(total=total, unit="doc", desc="ingest", file=sys.stderr, disable=not sys.stderr.isatty())
+        bar.update(1)
+        line = f"[{done}/{total}] {outcome.status:9s} {outcome.path}  [{outcome.document_id}]"
         if outcome.message:
-            line += f"\n          error: {outcome.message}"
-        print(line, flush=True)
+            line += f"\n          {'error' if outcome.status == 'failed' else 'note'}: {outcome.message}"
+        for warning in outcome.warnings:
+            line += f"\n          warning: {warning}"
+        tqdm.write(line, file=sys.stdout)
 
     with open_instance(settings) as instance:
         outcomes = ingest([Path(p) for p in args.paths], settings, instance, force=args.force, on_outcome=report)
+    if bar is not None:
+        bar.close()
     failed = [o for o in outcomes if o.status == "failed"]
     print(f"{len(outcomes) - len(failed)} document(s) ready, {len(failed)} failed; store: {settings.store}")
     return 1 if failed else 0
@@ -91,6 +103,10 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("demo", help="ingest the sample corpus and run two searches")
     p.set_defaults(func=cmd_demo)
+
+    from rag_assets.answering.cli import add_ask_parser
+
+    add_ask_parser(sub)
 
     args = parser.parse_args(argv)
     settings = load_settings()

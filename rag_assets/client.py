@@ -38,6 +38,7 @@ class ParentHit:
     text: str
     rrf_score: float
     ranks: dict[str, int]
+    version: str
     best_child: dict[str, dict] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
@@ -127,6 +128,12 @@ class KnowledgeBase:
                 kept.append(hit)
         return kept[:limit]
 
+    def ask(self, question: str, thread_id: str | None = None, user_groups=None, **options):
+        """Sourced, verified answer (`rag_assets.answering.ask`; options: endpoints, offline, llm, options)."""
+        from rag_assets.answering import ask
+
+        return ask(self, question, thread_id=thread_id, user_groups=user_groups, **options)
+
     def search(self, question: str, k: int = 5, filters: dict | None = None, groups=None,
                candidates: int | None = None, term_weights: dict[str, float] | None = None) -> list[ParentHit]:
         """Hybrid search: BM25 and dense over children, collapsed to parents, fused by RRF.
@@ -164,6 +171,7 @@ class KnowledgeBase:
                         text=parent["text"],
                         rrf_score=score,
                         ranks=ranks,
+                        version=self.published[parent["document_id"]]["version"],
                         best_child=best_child,
                     )
                 )

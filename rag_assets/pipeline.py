@@ -36,6 +36,7 @@ class StageResult:
     data_version: str
     metadata: dict
     checks: dict = field(default_factory=dict)  # check name -> (passed, description)
+    warnings: list[str] = field(default_factory=list)  # processed, but a person should know
 
 
 def _store(settings: Settings) -> KnowledgeStore:
@@ -46,6 +47,7 @@ def run_source_document(settings: Settings, document_id: str) -> tuple[SourceRec
     store = _store(settings)
     record = ingest_source(store, document_id, store.source_path_of(document_id), settings.max_file_bytes)
     return record, StageResult(
+        warnings=record.warnings,
         data_version=record.sha256,
         metadata={
             "file": record.file_name,
@@ -72,7 +74,12 @@ def run_docling_document(settings: Settings, document_id: str) -> StageResult:
     result = convert_and_save(Path(record.stored_path), record.file_name, store.docling_dir(document_id), provenance)
     manifest = result.manifest
     version = short_id(record.sha256, manifest["pipeline"], CODE_VERSIONS["docling_document"])
+    warnings = []
+    if record.language and record.language != manifest["detected_language"]:
+        warnings.append(f"{record.file_name}: declared language '{record.language}' but the text reads as "
+                        f"'{manifest['detected_language']}'; indexed with the declared language's analyzer")
     return StageResult(
+        warnings=warnings,
         data_version=version,
         metadata={
             "pages": manifest["pages"],
@@ -343,22 +350,41 @@ def _fingerprint(settings: Settings, source_sha256: str, stage: str) -> dict:
     return {"source_sha256": source_sha256, "code_version": CODE_VERSIONS[stage], "embedder": settings.embedder}
 
 
-def mark_stage_done(settings: Settings, document_id: str, stage: str) -> None:
+def mark_stage_done(settings: Settings, document_id: str, stage: str, warnings: list[str]) -> None:
     store = _store(settings)
     record = load_source_record(store, document_id)
     write_json_atomic(store.document_dir(document_id) / "stages" / f"{stage}.json",
-                      _fingerprint(settings, record.sha256, stage))
+                      {"fingerprint": _fingerprint(settings, record.sha256, stage), "warnings": warnings})
+
+
+def _stage_state(store: KnowledgeStore, document_id: str, stage: str) -> dict | None:
+    path = store.document_dir(document_id) / "stages" / f"{stage}.json"
+    return read_json(path) if path.exists() else None
+
+
+def outdated_stages(settings: Settings, document_id: str, source_path: Path) -> list[str]:
+    """Stages to re-run, in pipeline order: from the first one whose last success was on
+    other bytes, other code or another embedder, through every stage downstream of it."""
+    store = _store(settings)
+    try:
+        sha = sha256_file(source_path)
+    except FileNotFoundError:
+        return list(CODE_VERSIONS)
+    stages = list(CODE_VERSIONS)
+    for i, stage in enumerate(stages):
+        state = _stage_state(store, document_id, stage)
+        if state is None or state.get("fingerprint") != _fingerprint(settings, sha, stage):
+            return stages[i:]
+    return []
 
 
 def is_up_to_date(settings: Settings, document_id: str, source_path: Path) -> bool:
-    """True when every stage last succeeded on these bytes with the current code and embedder."""
+    return not outdated_stages(settings, document_id, source_path)
+
+
+def document_warnings(settings: Settings, document_id: str) -> list[str]:
     store = _store(settings)
-    stages = store.document_dir(document_id) / "stages"
-    try:
-        sha = sha256_file(source_path)
-        return all(read_json(stages / f"{stage}.json") == _fingerprint(settings, sha, stage) for stage in CODE_VERSIONS)
-    except (FileNotFoundError, ValueError):
-        return False
+    return [w for stage in CODE_VERSIONS for w in (_stage_state(store, document_id, stage) or {}).get("warnings", [])]
 
 
 def remove_document(settings: Settings, document_id: str) -> None:

@@ -16,6 +16,7 @@ from docling_core.types.doc import (
     DocItemLabel,
     DoclingDocument,
     FormulaItem,
+    GroupItem,
     ListItem,
     PictureItem,
     SectionHeaderItem,
@@ -58,6 +59,7 @@ class Parent:
     pages: list[int] = field(default_factory=list)
     picture_paths: list[str] = field(default_factory=list)
     table_count: int = 0
+    record_id: str | None = None  # record collections (BEIR corpus): the record this parent is
 
     def to_row(self) -> dict:
         row = asdict(self)
@@ -98,10 +100,23 @@ def _table_markdown(item: TableItem, document: DoclingDocument) -> str:
     return "\n".join(lines)
 
 
+def _record_id(document: DoclingDocument, refs: list[str]) -> str | None:
+    """Id of the record group (``record:<id>``, see parsing/records.py) holding these items."""
+    from docling_core.types.doc import RefItem
+
+    for ref in refs[:1]:
+        node = RefItem(cref=ref).resolve(document)
+        while getattr(node, "parent", None) is not None:
+            node = node.parent.resolve(document)
+            if isinstance(node, GroupItem) and (node.name or "").startswith("record:"):
+                return node.name[len("record:"):]
+    return None
+
+
 def _blocks_and_headings(document: DoclingDocument):
     """Yield ("heading", level, text) and ("block", Block) in reading order."""
     caption_refs = _caption_refs(document)
-    pending_caption: TextItem | None = None
+    pending_caption: TextItem | SectionHeaderItem | None = None
 
     def flush_pending():
         nonlocal pending_caption
@@ -115,6 +130,9 @@ def _blocks_and_headings(document: DoclingDocument):
             yield ("heading", 0, item.text.strip())
         elif isinstance(item, SectionHeaderItem):
             yield from flush_pending()
+            if _CAPTION_LIKE.match(item.text) and len(item.text) < 200:
+                pending_caption = item  # PDF layout often labels a table caption as a heading
+                continue
             yield ("heading", max(1, int(item.level)), item.text.strip())
         elif isinstance(item, TableItem):
             caption = item.caption_text(document).strip() or None
@@ -220,6 +238,7 @@ def build_parents(
                 pages=sorted({p for b in blocks for p in b.pages}),
                 picture_paths=pictures,
                 table_count=sum(b.kind == "table" for b in blocks),
+                record_id=_record_id(document, [r for b in blocks for r in b.refs]),
             )
         )
     return parents

@@ -12,7 +12,7 @@ import yaml
 
 from rag_assets.errors import DocumentError
 from rag_assets.hashing import sha256_file
-from rag_assets.store import KnowledgeStore, read_json, write_json_atomic
+from rag_assets.store import KnowledgeStore, read_json, safe_file_name, write_json_atomic
 
 MEDIA_TYPES = {
     ".pdf": "application/pdf",
@@ -22,6 +22,8 @@ MEDIA_TYPES = {
     ".htm": "text/html",
     ".md": "text/markdown",
     ".markdown": "text/markdown",
+    # a collection of records, one JSON object a line (BEIR corpus.jsonl): one section per record
+    ".jsonl": "application/x-ndjson",
 }
 SIDECAR_SUFFIX = ".meta.yaml"
 PUBLIC_GROUP = "public"
@@ -42,6 +44,7 @@ class SourceRecord:
     effective_date: str | None
     allowed_groups: list[str] = field(default_factory=lambda: [PUBLIC_GROUP])
     extra: dict = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -82,8 +85,14 @@ def _check_pdf(path: Path) -> None:
     try:
         if len(pdf) == 0:
             raise DocumentError(path, "PDF has no pages")
+        if all(pdf[i].get_textpage().count_chars() == 0 for i in range(len(pdf))):
+            raise DocumentError(path, f"PDF has no text layer on any of its {len(pdf)} page(s) (scanned? OCR is not enabled)")
     finally:
         pdf.close()
+
+
+def _human(size: int) -> str:
+    return f"{size / 2**20:.1f} MiB" if size >= 2**20 else f"{size:,} bytes"
 
 
 def validate(path: Path, max_bytes: int) -> str:
@@ -100,7 +109,7 @@ def validate(path: Path, max_bytes: int) -> str:
     if size == 0:
         raise DocumentError(path, "file is empty (0 bytes)")
     if size > max_bytes:
-        raise DocumentError(path, f"file is {size / 2**20:.1f} MiB, over the {max_bytes / 2**20:.0f} MiB limit")
+        raise DocumentError(path, f"file is {_human(size)}, over the {_human(max_bytes)} limit (RAG_ASSETS_MAX_FILE_MB)")
     if media_type == "application/pdf":
         _check_pdf(path)
     return media_type
@@ -123,7 +132,11 @@ def ingest_source(store: KnowledgeStore, document_id: str, path: Path, max_bytes
     media_type = validate(path, max_bytes)
     meta = read_sidecar(path)
     sha = sha256_file(path)
-    target = store.source_dir(sha) / path.name
+    warnings = []
+    stored_name = safe_file_name(path.name)
+    if stored_name != path.name:
+        warnings.append(f"file name {path.name!r} is unsafe; stored as {stored_name!r}")
+    target = store.source_dir(sha) / stored_name
     if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target.with_name(target.name + ".part"))
@@ -143,6 +156,7 @@ def ingest_source(store: KnowledgeStore, document_id: str, path: Path, max_bytes
         effective_date=_iso_date(meta.pop("effective_date", None), sidecar_path(path)),
         allowed_groups=[str(g) for g in (groups if isinstance(groups, list) else [groups])],
         extra=meta,
+        warnings=warnings,
     )
     write_json_atomic(store.document_dir(document_id) / "source.json", record.to_dict())
     return record

@@ -47,6 +47,19 @@ def file_lock(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+_SEPARATORS = re.compile(r"[\\/\x00-\x1f]")
+_DOT_RUNS = re.compile(r"\.{2,}")
+
+
+def safe_file_name(name: str) -> str:
+    """A name that cannot climb out of its folder (no separators, no '..', no control
+    characters), keeping the extension that says what the file is."""
+    suffix = Path(name).suffix if _SEPARATORS.search(Path(name).suffix) is None else ""
+    stem = name[: len(name) - len(suffix)]
+    stem = _DOT_RUNS.sub("_", _SEPARATORS.sub("_", stem)).strip("._") or "document"
+    return stem[:200] + suffix
+
+
 _KEY_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -56,7 +69,7 @@ def document_key_for(path: Path) -> str:
     The key follows the file's identity (its location), not its bytes, so a new version of
     the same file replaces the old one.
     """
-    name = _KEY_UNSAFE.sub("-", path.name).strip("-.") or "document"
+    name = _KEY_UNSAFE.sub("-", safe_file_name(path.name)).strip("-.") or "document"
     return f"{name[:80]}-{short_id(str(path.resolve()), length=8)}"
 
 

@@ -40,7 +40,11 @@ def _specs(asset_name: str) -> list[AssetCheckSpec]:
 def _result(context: AssetExecutionContext, stage: str, result: pipeline.StageResult) -> MaterializeResult:
     metadata = {k: v for k, v in result.metadata.items() if v is not None}
     metadata["code_version"] = CODE_VERSIONS[stage]
-    pipeline.mark_stage_done(context.resources.knowledge.settings(), context.partition_key, stage)
+    for warning in result.warnings:
+        context.log.warning(warning)
+    if result.warnings:
+        metadata["warnings"] = MetadataValue.md("\n".join(f"- {w}" for w in result.warnings))
+    pipeline.mark_stage_done(context.resources.knowledge.settings(), context.partition_key, stage, result.warnings)
     return MaterializeResult(
         metadata=metadata,
         data_version=DataVersion(result.data_version),

@@ -9,10 +9,12 @@ from rag_assets.settings import Settings, load_settings
 
 
 class KnowledgeStoreResource(ConfigurableResource):
-    """Where the knowledge store lives and which embedder builds it; empty = environment defaults."""
+    """Where the knowledge store lives, which embedder builds it and the size limit of a
+    source file; empty/0 = environment defaults."""
 
     store: str = ""
     embedder: str = ""
+    max_file_bytes: int = 0
 
     def settings(self) -> Settings:
         settings = load_settings()
@@ -21,4 +23,6 @@ class KnowledgeStoreResource(ConfigurableResource):
             changes["store"] = Path(self.store).resolve()
         if self.embedder:
             changes["embedder"] = self.embedder
+        if self.max_file_bytes:
+            changes["max_file_bytes"] = self.max_file_bytes
         return dataclasses.replace(settings, **changes)

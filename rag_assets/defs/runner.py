@@ -3,19 +3,17 @@ per document, so a broken file fails its own run and nothing else."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from dagster import DagsterEventType, DagsterInstance, materialize
+from dagster import AssetKey, DagsterEventType, DagsterInstance, materialize
 
-from rag_assets import pipeline
+from rag_assets import pipeline, planning
 from rag_assets.defs.assets import ingestion_assets
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.resources import KnowledgeStoreResource
 from rag_assets.settings import Settings
-from rag_assets.sources import SIDECAR_SUFFIX
-from rag_assets.store import KnowledgeStore
 
 
 # The event log keeps every message for the UI; the terminal only needs warnings.
@@ -26,21 +24,10 @@ QUIET_CONSOLE = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 class IngestOutcome:
     document_id: str
     path: Path
-    status: str  # "indexed" | "unchanged" | "failed"
+    status: str  # "indexed" | "unchanged" | "duplicate" | "failed"
     message: str = ""
     run_id: str | None = None
-
-
-def expand_paths(paths: Iterable[Path]) -> list[Path]:
-    """Files as given; folders recursively (sidecar metadata files are not documents)."""
-    files: list[Path] = []
-    for path in map(Path, paths):
-        if path.is_dir():
-            files.extend(p for p in sorted(path.rglob("*")) if p.is_file() and not p.name.endswith(SIDECAR_SUFFIX)
-                         and not p.name.startswith(".") and p.suffix != ".py" and p.name != "README.md")
-        else:
-            files.append(path)
-    return files
+    warnings: list[str] = field(default_factory=list)
 
 
 def open_instance(settings: Settings) -> DagsterInstance:
@@ -61,30 +48,43 @@ def _failure_message(result) -> str:
     return "run failed"
 
 
+def materialize_document(settings: Settings, instance: DagsterInstance, key: str, stages: list[str],
+                         source: Path) -> IngestOutcome:
+    """One run for one document, materializing `stages` (and their checks)."""
+    resources = {"knowledge": KnowledgeStoreResource(store=str(settings.store), embedder=settings.embedder,
+                                                     max_file_bytes=settings.max_file_bytes)}
+    result = materialize(ingestion_assets, selection=[AssetKey(stage) for stage in stages], partition_key=key,
+                         instance=instance, resources=resources, raise_on_error=False,
+                         tags={"rag_assets/source": str(source)}, run_config=QUIET_CONSOLE)
+    if not result.success:
+        return IngestOutcome(key, source, "failed", _failure_message(result), result.run_id)
+    return IngestOutcome(key, source, "indexed", run_id=result.run_id,
+                         warnings=pipeline.document_warnings(settings, key))
+
+
 def ingest(
     paths: Iterable[Path],
     settings: Settings,
     instance: DagsterInstance,
     force: bool = False,
-    on_outcome: Callable[[IngestOutcome], None] | None = None,
+    on_outcome: Callable[[IngestOutcome, int, int], None] | None = None,
 ) -> list[IngestOutcome]:
-    store = KnowledgeStore(settings.store)
-    keys = store.register(expand_paths(paths))
-    instance.add_dynamic_partitions(documents_partitions.name, list(keys))
-    resources = {"knowledge": KnowledgeStoreResource(store=str(settings.store), embedder=settings.embedder)}
-    outcomes = []
-    for key, path in keys.items():
-        if not force and pipeline.is_up_to_date(settings, key, path):
-            outcome = IngestOutcome(key, path, "unchanged")
-        else:
-            result = materialize(ingestion_assets, partition_key=key, instance=instance, resources=resources,
-                                 raise_on_error=False, tags={"rag_assets/source": str(path)},
-                                 run_config=QUIET_CONSOLE)
-            if result.success:
-                outcome = IngestOutcome(key, path, "indexed", run_id=result.run_id)
-            else:
-                outcome = IngestOutcome(key, path, "failed", _failure_message(result), result.run_id)
+    """Register the files as `documents` partitions and run each new or changed one.
+    `on_outcome(outcome, done, total)` is called as each document is settled."""
+    work = planning.plan(settings, planning.candidate_files(paths), force=force)
+    instance.add_dynamic_partitions(documents_partitions.name, list(work.paths))
+    total = len(work.duplicates) + len(work.unchanged) + len(work.to_run)
+    outcomes: list[IngestOutcome] = []
+
+    def settle(outcome: IngestOutcome) -> None:
         outcomes.append(outcome)
         if on_outcome:
-            on_outcome(outcome)
+            on_outcome(outcome, len(outcomes), total)
+
+    for path, owner in work.duplicates.items():
+        settle(IngestOutcome(owner, path, "duplicate", f"same content as {owner}: indexed once, name recorded"))
+    for key in work.unchanged:
+        settle(IngestOutcome(key, work.paths[key], "unchanged"))
+    for key, stages in work.to_run.items():
+        settle(materialize_document(settings, instance, key, stages, work.paths[key]))
     return outcomes

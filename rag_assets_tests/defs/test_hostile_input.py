@@ -1,0 +1,134 @@
+"""Broken and hostile files: each gets its specific error or warning, and the documents
+indexed before stay searchable with identical results."""
+
+import dataclasses
+import shutil
+
+import pytest
+from fpdf import FPDF
+from PIL import Image, ImageDraw
+
+from rag_assets.client import KnowledgeBase
+from rag_assets.defs.runner import ingest, open_instance
+from rag_assets.planning import aliases_of
+from rag_assets.settings import SAMPLES_DIR
+from rag_assets.store import KnowledgeStore
+from rag_assets_tests.conftest import make_settings
+
+QUESTIONS = ["préavis résiliation MX-200", "hypothèses du modèle de Mack", "triangle de développement"]
+
+
+def snapshot(settings, documents=None):
+    """Ranked parents of the documents indexed first (documents added by a test that
+    succeeds may rank too; they are filtered out inside the engines)."""
+    kb = KnowledgeBase.open(settings.store)
+    documents = documents or sorted(kb.published)
+    filters = {"document_ids": documents}
+    return [[(h.parent_id, round(h.rrf_score, 9)) for h in kb.search(q, k=5, filters=filters)] for q in QUESTIONS], documents
+
+
+@pytest.fixture(scope="module")
+def small_kb(tmp_path_factory):
+    root = tmp_path_factory.mktemp("hostile")
+    docs = root / "docs"
+    docs.mkdir()
+    for name in ["avenant-1-contrat-MX-200.html", "contrat-maintenance-MX-200.docx", "note-provisionnement-non-vie.md"]:
+        shutil.copy(SAMPLES_DIR / name, docs / name)
+        shutil.copy(SAMPLES_DIR / f"{name}.meta.yaml", docs / f"{name}.meta.yaml")
+    settings = make_settings(root)
+    instance = open_instance(settings)
+    assert {o.status for o in ingest([docs], settings, instance)} == {"indexed"}
+    yield settings, instance, docs, snapshot(settings)
+    instance.dispose()
+
+
+def ingest_one(small_kb, path, **changes):
+    settings, instance, _, baseline = small_kb
+    [outcome] = ingest([path], dataclasses.replace(settings, **changes), instance)
+    assert snapshot(settings, baseline[1]) == baseline, "previously indexed documents answer exactly as before"
+    return outcome
+
+
+def pdf_with_text(path, text="Bonjour", **encryption):
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("helvetica", size=12)
+    pdf.multi_cell(0, 8, text)
+    if encryption:
+        pdf.set_encryption(**encryption)
+    pdf.output(str(path))
+
+
+def test_empty_file(small_kb, tmp_path):
+    (tmp_path / "vide.docx").write_bytes(b"")
+    outcome = ingest_one(small_kb, tmp_path / "vide.docx")
+    assert outcome.status == "failed" and "vide.docx: file is empty (0 bytes)" in outcome.message
+
+
+def test_truncated_pdf(small_kb, tmp_path):
+    data = (SAMPLES_DIR / "police-habitation-multirisque.pdf").read_bytes()
+    (tmp_path / "tronque.pdf").write_bytes(data[: len(data) * 6 // 10])
+    outcome = ingest_one(small_kb, tmp_path / "tronque.pdf")
+    assert outcome.status == "failed" and "tronque.pdf: PDF is corrupt or truncated" in outcome.message
+
+
+def test_encrypted_pdf(small_kb, tmp_path):
+    pdf_with_text(tmp_path / "chiffre.pdf", owner_password="o", user_password="u")
+    outcome = ingest_one(small_kb, tmp_path / "chiffre.pdf")
+    assert outcome.status == "failed" and "chiffre.pdf: PDF is encrypted (password protected)" in outcome.message
+
+
+def test_pdf_that_is_really_html(small_kb, tmp_path):
+    (tmp_path / "page.pdf").write_text("<!DOCTYPE html><html><body><p>Bonjour</p></body></html>")
+    outcome = ingest_one(small_kb, tmp_path / "page.pdf")
+    assert outcome.status == "failed" and "page.pdf: has a .pdf extension but its content is HTML" in outcome.message
+
+
+def test_scanned_pdf_without_text_layer(small_kb, tmp_path):
+    image = Image.new("RGB", (800, 400), "white")
+    ImageDraw.Draw(image).text((40, 40), "Franchise inondation 5 000 EUR", fill="black")
+    image.save(tmp_path / "scan.png")
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.image(str(tmp_path / "scan.png"), x=10, y=10, w=180)
+    pdf.output(str(tmp_path / "scan.pdf"))
+    outcome = ingest_one(small_kb, tmp_path / "scan.pdf")
+    assert outcome.status == "failed" and "scan.pdf: PDF has no text layer" in outcome.message
+
+
+def test_file_over_the_size_limit(small_kb, tmp_path):
+    (tmp_path / "gros.md").write_text("# Gros\n\n" + "Texte assez long. " * 500)
+    outcome = ingest_one(small_kb, tmp_path / "gros.md", max_file_bytes=4096)
+    assert outcome.status == "failed" and "gros.md: file is" in outcome.message and "over the 4,096 bytes limit" in outcome.message
+
+
+def test_file_name_with_separators_and_dots(small_kb, tmp_path):
+    settings = small_kb[0]
+    name = "..\\..\\..\\evil..md"
+    (tmp_path / name).write_text("# Note\n\nUne note au nom piégé sur la franchise des bris de glace.")
+    outcome = ingest_one(small_kb, tmp_path / name)
+    assert outcome.status == "indexed"
+    assert any("unsafe; stored as" in w for w in outcome.warnings)
+    assert ".." not in outcome.document_id and "\\" not in outcome.document_id
+    stored = list((settings.store / "sources").rglob("*evil*"))
+    assert stored and all(settings.store in p.resolve().parents for p in stored)
+
+
+def test_same_content_under_two_names(small_kb):
+    settings, _, docs, _ = small_kb
+    copy = docs.parent / "copie-de-la-note.md"
+    shutil.copy(docs / "note-provisionnement-non-vie.md", copy)
+    outcome = ingest_one(small_kb, copy)
+    assert outcome.status == "duplicate" and "indexed once" in outcome.message
+    assert outcome.document_id.startswith("note-provisionnement-non-vie.md")
+    assert str(copy.resolve()) in aliases_of(KnowledgeStore(settings.store), outcome.document_id)
+
+
+def test_document_not_in_its_declared_language(small_kb, tmp_path):
+    doc = tmp_path / "english.md"
+    doc.write_text("# Claims handling\n\nThe insurer shall pay the claim within thirty days of the agreement, "
+                   "and the policyholder must report any loss to the company as soon as it is known.")
+    (tmp_path / "english.md.meta.yaml").write_text("language: fr\n")
+    outcome = ingest_one(small_kb, doc)
+    assert outcome.status == "indexed"
+    assert any("declared language 'fr' but the text reads as 'en'" in w for w in outcome.warnings)
