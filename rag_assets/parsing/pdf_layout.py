@@ -55,7 +55,7 @@ from rag_assets.parsing.pdf_tables import (
     rules_in_bbox,
     to_word,
 )
-from rag_assets.parsing.text_repair import _heading_rank
+from rag_assets.parsing.text_repair import heading_rank
 
 # Model input size (height, width) of the PicoDet CDLA export.
 MODEL_INPUT_SIZE = (800, 608)
@@ -71,6 +71,8 @@ _PAGE_NUMBER = re.compile(
     re.IGNORECASE,
 )
 _MARKER = re.compile(r"^(?:[(\[]?(?:\d{1,3}|[a-zA-Z]|[ivxIVX]{1,4})[.)\]]|[•·▪‣◦–—-])$")
+_LIST_ITEM_START = re.compile(r"^(?:[-–—•·▪*]|\(?\d{1,3}[.)°]|\(?[a-z][.)])\s")
+_BULLET_START = re.compile(r"^[-–—•·▪*]\s")
 _MATH = re.compile(r"[=+×÷∑∏√∫≤≥<>^∂∞±]")
 _FOOTNOTE_MARK = re.compile(r"^(?:\(\s?\d{1,3}\s?\)|\d{1,3}[).]?\s|\*+|[¹²³⁴⁵⁶⁷⁸⁹])")
 
@@ -233,6 +235,19 @@ def _looks_like_formula(text: str) -> bool:
     return bool(tokens) and (bool(_MATH.search(text)) or words < 0.5 * len(tokens))
 
 
+def _shrink_to_rules(det: Detection, rules: Rules) -> Detection:
+    """Cut a region down to its ruled part when that is much smaller.
+
+    The model often boxes a whole page of text around a small ruled table.
+    """
+    xs = [x for y, x0, x1 in rules.horizontal for x in (x0, x1)] + [x for x, _, _ in rules.vertical]
+    ys = [y for y, _, _ in rules.horizontal] + [y for _, y0, y1 in rules.vertical for y in (y0, y1)]
+    t, b = min(ys), max(ys)
+    if b - t >= 0.7 * (det.b - det.t):
+        return det
+    return Detection(det.label, det.score, max(det.l, min(xs) - 2), t - 2, min(det.r, max(xs) + 2), b + 2)
+
+
 def _near(caption: Detection, region: Detection, max_gap: float) -> bool:
     h_overlap = min(caption.r, region.r) - max(caption.l, region.l) > 0
     v_gap = max(caption.t - region.b, region.t - caption.b)
@@ -267,18 +282,28 @@ def build_clusters(
         elif det.label == "footer" and det.t >= bottom_band:
             special.append((DocItemLabel.PAGE_FOOTER, max(det.score, ACCEPT_SCORE), det))
         elif det.label in ("figure", "table"):
+            # Short rules (a square-root bar, an underline) do not make a table.
+            det_rules = rules_in_bbox(rules, det.bbox)
+            det_rules = Rules(
+                horizontal=[r for r in det_rules.horizontal if r[2] - r[1] >= 0.3 * (det.r - det.l)],
+                vertical=[r for r in det_rules.vertical if r[2] - r[1] >= 2 * body_h],
+            )
+            ruled = len({round(y) for y, _, _ in det_rules.horizontal}) >= 2
+            if ruled:
+                det = _shrink_to_rules(det, det_rules)
             words = [w for w in page_words if _inside(w, det)]
-            ruled = len(rules_in_bbox(rules, det.bbox).horizontal) >= 2
-            if det.label == "figure" and _is_text_region(det, [w for _, w in lines], bitmaps):
-                # Mostly text: a table of contents or similar when the words line up.
-                if ruled or looks_tabular(words, strict=True):
-                    special.append((DocItemLabel.TABLE, max(det.score, ACCEPT_SCORE), det))
-                else:
-                    hints.append(Detection("text", det.score, det.l, det.t, det.r, det.b))
-            elif det.label == "table" and words and (ruled or looks_tabular(words, strict=det.score < ACCEPT_SCORE)):
+            # Column rules, or words lined up in columns; a framed single-column
+            # box of text or a numbered list is not a table.
+            column_ruled = any(det.l + 3 < x < det.r - 3 for x, _, _ in det_rules.vertical)
+            confident = ruled or (det.label == "table" and det.score >= ACCEPT_SCORE)
+            table = bool(words) and (column_ruled or looks_tabular(words, strict=not confident))
+            if det.label == "figure" and not _is_text_region(det, [w for _, w in lines], bitmaps):
+                if det.score >= ACCEPT_SCORE:
+                    special.append((DocItemLabel.PICTURE, det.score, det))
+            elif table:
                 special.append((DocItemLabel.TABLE, max(det.score, ACCEPT_SCORE), det))
-            elif det.label == "figure" and det.score >= ACCEPT_SCORE:
-                special.append((DocItemLabel.PICTURE, det.score, det))
+            else:
+                hints.append(Detection("text", det.score, det.l, det.t, det.r, det.b))
         elif det.label in ("figure_caption", "table_caption") and det.score >= ACCEPT_SCORE:
             captions.append(det)
         elif det.label == "equation" and det.score >= ACCEPT_SCORE and _looks_like_formula(
@@ -287,10 +312,12 @@ def build_clusters(
             special.append((DocItemLabel.FORMULA, det.score, det))
         elif det.label != "figure":
             hints.append(det)
-    # A caption needs a table or picture next to it; otherwise it is a text block.
+    # A caption sits next to a table or picture and is not a numbered article
+    # heading; otherwise it is a text block.
     regions = [det for label, _, det in special if label in (DocItemLabel.TABLE, DocItemLabel.PICTURE)]
     for det in captions:
-        if any(_near(det, region, 3 * body_h) for region in regions):
+        rank = heading_rank(" ".join(w.text for _, w in lines if _inside(w, det)))
+        if (rank is None or rank[0] > 6) and any(_near(det, region, 3 * body_h) for region in regions):
             special.append((DocItemLabel.CAPTION, det.score, det))
         else:
             hints.append(det)
@@ -384,6 +411,9 @@ def _group_paragraphs(lines: list[_Line]) -> list[list[_Line]]:
     heights = {root: float(np.median([lines[i].word.h for i in members])) for root, members in printed.items()}
     hint_of = {root: next((lines[i].hint for i in members if lines[i].hint is not None), None)
                for root, members in printed.items()}
+    bold = {root: all(lines[i].word.bold for i in members) for root, members in printed.items()}
+    text = {root: " ".join(lines[i].word.text for i in sorted(members, key=lambda i: lines[i].word.l))
+            for root, members in printed.items()}
     roots = sorted(printed, key=lambda r: boxes[r].t)
 
     below: dict[int, list[int]] = {r: [] for r in roots}
@@ -398,7 +428,10 @@ def _group_paragraphs(lines: list[_Line]) -> list[list[_Line]]:
             if (
                 -0.2 * h <= b.t - a.b <= LINE_GAP * h
                 and min(a.r, b.r) - max(a.l, b.l) > 0
-                and max(ha, hb) <= 1.3 * h
+                and max(ha, hb) <= 1.15 * h
+                and bold[ra] == bold[rb]
+                # A new list item after a line that closes the previous one.
+                and not (_LIST_ITEM_START.match(text[rb]) and text[ra].endswith((";", ":", ".")))
             ):
                 below[ra].append(rb)
                 above[rb].append(ra)
@@ -442,14 +475,16 @@ def _label_blocks(
             block.label = DocItemLabel.SECTION_HEADER
         elif box.t > 0.7 * page_height and height < 0.95 * body_h and _FOOTNOTE_MARK.match(text):
             block.label = DocItemLabel.FOOTNOTE
+        elif _BULLET_START.match(text):
+            block.label = DocItemLabel.LIST_ITEM
         blocks.append(block)
     return _merge_numbering_with_title(blocks, body_h)
 
 
 def _is_heading(block: _Block, text: str, n_words: int, height: float, body_h: float, majority: str | None) -> bool:
-    if len(block.lines) > 3 or n_words > 25 or text.endswith((".", ";", ",", ":")) and not _heading_rank(text):
+    rank = heading_rank(text)
+    if len(block.lines) > 3 or n_words > 25 or (text.endswith((".", ";", ",", ":")) and rank is None):
         return False
-    rank = _heading_rank(text)
     if rank is not None and rank[0] <= 6 and n_words <= 12:
         return True  # legal numbering keyword
     if majority == "title":
@@ -466,7 +501,7 @@ def _merge_numbering_with_title(blocks: list[_Block], body_h: float) -> list[_Bl
         if block.label != DocItemLabel.SECTION_HEADER or i in merged:
             continue
         text = block.text
-        rank = _heading_rank(text)
+        rank = heading_rank(text)
         if rank is None or rank[0] > 6 or len(text.split()) > 3:
             continue
         box = block.bbox
@@ -483,7 +518,7 @@ def _merge_numbering_with_title(blocks: list[_Block], body_h: float) -> list[_Bl
         _, j = min(candidates)
         title = blocks[j]
         title_text = title.text
-        if title.label == DocItemLabel.SECTION_HEADER and _heading_rank(title_text) is None:
+        if title.label == DocItemLabel.SECTION_HEADER and heading_rank(title_text) is None:
             block.lines.extend(title.lines)
             merged.add(j)
     return [b for i, b in enumerate(blocks) if i not in merged]

@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 from unittest.mock import patch
 
-from docling.datamodel.base_models import InputFormat
 from docling.datamodel.pipeline_options import (
     HeadingHierarchyOptions,
     LayoutObjectDetectionOptions,

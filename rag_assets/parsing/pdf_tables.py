@@ -104,7 +104,6 @@ class TableGrid:
     col_edges: list[float]
     cells: list[GridCell]
     header: bool
-    ruled: bool
 
     @property
     def num_rows(self) -> int:
@@ -180,7 +179,19 @@ def page_rules(page: Page) -> Rules:
             horizontal.append(((t + b) / 2, l, r))
         elif r - l <= RULE_MAX_THICKNESS and b - t > 2 * RULE_MAX_THICKNESS:
             vertical.append(((l + r) / 2, t, b))
-    return Rules(horizontal=horizontal, vertical=vertical)
+    return Rules(horizontal=_join_segments(horizontal), vertical=_join_segments(vertical))
+
+
+def _join_segments(segments: list[tuple[float, float, float]], tol: float = 1.5) -> list[tuple[float, float, float]]:
+    """Join collinear touching segments (rules drawn cell by cell, or drawn twice)."""
+    joined: list[list[float]] = []
+    for pos, a, b in sorted(segments):
+        last = joined[-1] if joined else None
+        if last is not None and abs(pos - last[0]) <= tol and a <= last[2] + tol:
+            last[2] = max(last[2], b)
+        else:
+            joined.append([pos, a, b])
+    return [(pos, a, b) for pos, a, b in joined]
 
 
 def rules_in_bbox(rules: Rules, bbox: BoundingBox, tol: float = 3.0) -> Rules:
@@ -232,7 +243,9 @@ def _gap_boundaries(lines: Sequence[TextLine], x0: float, x1: float) -> list[flo
         for w in line.words:
             covered[max(0, int((w.l - x0) / res)) : int((w.r - x0) / res) + 1] = True
         counts += covered
-    free = counts <= int(len(lines) * GAP_CROSSING_SHARE)
+    # A title or note line across a table of 4+ lines must not hide its columns.
+    allowed = max(1 if len(lines) >= 4 else 0, int(len(lines) * GAP_CROSSING_SHARE))
+    free = counts <= allowed
     occupied = np.flatnonzero(~free)
     if occupied.size == 0:
         return []
@@ -365,11 +378,17 @@ def build_grid(words: Sequence[Word], bbox: BoundingBox, rules: Rules) -> TableG
     if ruled_cols:
         col_edges = _drop_empty_bands(col_edges, [w.cx for w in words])
 
-    h_interior = _cluster_positions(y for y, _, _ in rules.horizontal if top + 2 < y < bottom - 2)
-    # Rows are ruled when rules separate most of the gaps between text lines.
+    # Row rules span at least a column; shorter ones underline words.
+    widths = [b - a for a, b in zip(col_edges, col_edges[1:])]
+    min_rule = 0.8 * min(widths) if ruled_cols else 0.25 * (right - left)
+    h_interior = _cluster_positions(
+        y for y, x0, x1 in rules.horizontal if top + 2 < y < bottom - 2 and x1 - x0 >= min_rule
+    )
+    # Rows are ruled in a grid (rules both ways), or when rules separate most
+    # of the gaps between text lines; otherwise wrapped lines are folded.
     gaps = list(zip(lines, lines[1:]))
     ruled_gaps = sum(any(a.b - 1 <= y <= b.t + 1 for y in h_interior) for a, b in gaps)
-    ruled_rows = bool(gaps) and ruled_gaps >= 0.5 * len(gaps)
+    ruled_rows = bool(gaps) and (ruled_gaps >= 0.5 * len(gaps) or (ruled_cols and bool(h_interior)))
     if ruled_rows:
         row_edges = _drop_empty_bands([top, *h_interior, bottom], [w.cy for w in words])
     else:
@@ -413,7 +432,7 @@ def build_grid(words: Sequence[Word], bbox: BoundingBox, rules: Rules) -> TableG
     header_ruled = n_rows > 1 and _rule_between(rules, row_edges[1] - 3, row_edges[1] + 3, left, right)
     header_bold = bool(header_words) and all(w.bold for w in header_words) and not all(w.bold for w in body_words)
     header = n_rows > 1 and (header_ruled or header_bold)
-    return TableGrid(row_edges, col_edges, cells, header=header, ruled=ruled_cols or ruled_rows)
+    return TableGrid(row_edges, col_edges, cells, header=header)
 
 
 def looks_tabular(words: Sequence[Word], strict: bool) -> bool:

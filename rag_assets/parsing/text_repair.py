@@ -13,8 +13,9 @@ import re
 from collections.abc import Sequence
 
 from docling_core.types.doc import DocItemLabel, DoclingDocument, TextItem
-from docling_core.types.doc.document import SectionHeaderItem
+from docling_core.types.doc.document import ContentLayer, SectionHeaderItem
 
+MARGIN_BAND = 0.12  # share of page height holding running headers/footers
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _SOFT_HYPHEN_BREAK = re.compile(r"\u00ad\s*")
 # "$5, 000" / "1 234, 56 €": a number cut after its separator at a line break.
@@ -97,6 +98,33 @@ def _merge_split_words(doc: DoclingDocument) -> None:
         doc.delete_items(node_items=to_delete)
 
 
+def _repeated_margins_to_furniture(doc: DoclingDocument) -> None:
+    """Running headers/footers the layout missed: same text in a page margin on 2+ pages."""
+    repeats: dict[tuple[DocItemLabel, str], list[TextItem]] = {}
+    for item in doc.texts:
+        if type(item) is not TextItem or item.content_layer != ContentLayer.BODY or not item.prov:
+            continue
+        prov = item.prov[0]
+        page = doc.pages.get(prov.page_no)
+        if page is None:
+            continue
+        height = page.size.height
+        box = prov.bbox.to_top_left_origin(height)
+        if box.b <= MARGIN_BAND * height:
+            label = DocItemLabel.PAGE_HEADER
+        elif box.t >= (1 - MARGIN_BAND) * height:
+            label = DocItemLabel.PAGE_FOOTER
+        else:
+            continue
+        # Page numbers differ from page to page.
+        repeats.setdefault((label, re.sub(r"\d+", "#", item.text.strip().lower())), []).append(item)
+    for (label, _), items in repeats.items():
+        if len({item.prov[0].page_no for item in items}) >= 2:
+            for item in items:
+                item.label = label
+                item.content_layer = ContentLayer.FURNITURE
+
+
 def repair_text(doc: DoclingDocument) -> DoclingDocument:
     """Fix line-break artefacts in the text of every item, in place; returns ``doc``.
 
@@ -105,7 +133,9 @@ def repair_text(doc: DoclingDocument) -> DoclingDocument:
       currency or unit ("$5, 000" -> "$5,000", "1 234, 56 €" -> "1 234,56 €");
     - a paragraph ending in a word hyphen is joined with the next paragraph when
       that one starts in lowercase;
-    - formulas that no formula model decoded keep their PDF text.
+    - formulas that no formula model decoded keep their PDF text;
+    - text repeated in the top or bottom margin of several pages becomes page
+      header/footer furniture (running titles the layout stage missed).
     """
     for item in doc.texts:
         if item.label == DocItemLabel.FORMULA and not item.text:
@@ -116,10 +146,11 @@ def repair_text(doc: DoclingDocument) -> DoclingDocument:
         for cell in table.data.table_cells:
             cell.text = repair_line_text(cell.text)
     _merge_split_words(doc)
+    _repeated_margins_to_furniture(doc)
     return doc
 
 
-def _heading_rank(text: str) -> tuple[int, int] | None:
+def heading_rank(text: str) -> tuple[int, int] | None:
     """Rank of a heading's numbering: legal keywords first, then I. / 1. / 1.1 / A."""
     for rank, pattern in _LEGAL_KEYWORDS:
         if pattern.match(text):
@@ -143,16 +174,20 @@ def assign_heading_levels(doc: DoclingDocument) -> DoclingDocument:
     and puts Section and Article on one level. This ranks the French and English
     legal keywords (LIVRE/PART > TITRE/TITLE/ANNEX > CHAPITRE/CHAPTER > Section
     > Sous-section/Subsection > Paragraphe > Article), then I. > 1. > 1.1 > A.,
-    compressed to the ranks present. An unnumbered heading goes one level below
-    the numbered heading before it. Documents with no numbered heading keep the
-    levels Docling gave.
+    compressed to the ranks present. Unnumbered headings before the first
+    numbered one (the document title) are level 1 and push the numbered ones
+    down a level; a later unnumbered heading goes one level below the numbered
+    heading before it. Documents with no numbered heading keep the levels
+    Docling gave.
     """
     headings = [item for item, _ in doc.iterate_items() if isinstance(item, SectionHeaderItem)]
-    ranks = [_heading_rank(h.text.strip()) for h in headings]
+    ranks = [heading_rank(h.text.strip()) for h in headings]
     present = sorted({r for r in ranks if r is not None})
     if not present:
         return doc
-    level_of = {rank: i + 1 for i, rank in enumerate(present)}
+    # Unnumbered headings before the first numbered one (the document title) head the tree.
+    offset = 1 if ranks[0] is None else 0
+    level_of = {rank: i + 1 + offset for i, rank in enumerate(present)}
     current = 0
     for heading, rank in zip(headings, ranks):
         if rank is not None:
@@ -163,15 +198,10 @@ def assign_heading_levels(doc: DoclingDocument) -> DoclingDocument:
     return doc
 
 
-def heading_levels(doc: DoclingDocument) -> set[int]:
-    """Distinct heading levels in a document (for checks and manifests)."""
-    return {item.level for item, _ in doc.iterate_items() if isinstance(item, SectionHeaderItem)}
-
-
 __all__ = [
     "assign_heading_levels",
     "clean_cell_text",
-    "heading_levels",
+    "heading_rank",
     "join_lines",
     "repair_text",
 ]
