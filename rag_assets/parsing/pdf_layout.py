@@ -27,7 +27,6 @@ assignment, orphan cells, overlaps), page assembly and reading order.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -85,10 +84,6 @@ def default_model_path() -> Path:
 
 
 @lru_cache(maxsize=4)
-def file_sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 class OnnxLayoutOptions(BaseLayoutOptions):
     """Options of the ONNX CDLA layout stage."""
 
@@ -574,5 +569,4 @@ __all__ = [
     "OnnxLayoutOptions",
     "build_clusters",
     "default_model_path",
-    "file_sha256",
 ]

@@ -40,6 +40,7 @@ from docling.utils.pdf_outline import _PdfOutlineItem
 from docling_core.types.doc import DoclingDocument
 from docling_core.types.doc.page import SegmentedPdfPage
 
+from rag_assets.hashing import sha256_file
 from rag_assets.parsing.pdf_layout import (
     ACCEPT_SCORE,
     HEADER_BAND,
@@ -48,7 +49,6 @@ from rag_assets.parsing.pdf_layout import (
     OnnxLayoutModel,
     OnnxLayoutOptions,
     default_model_path,
-    file_sha256,
 )
 from rag_assets.parsing.pdf_tables import (
     GAP_CROSSING_SHARE,
@@ -202,7 +202,7 @@ def pdf_pipeline_description(artifacts_path: str | None = None) -> dict[str, Any
         layout = {
             "engine": OnnxLayoutOptions.kind,
             "model_file": model.name,
-            "model_sha256": file_sha256(model),
+            "model_sha256": sha256_file(model),
             "runtime": "onnxruntime",
             "labels": "CDLA",
             "score_threshold": options.layout_options.score_threshold,
