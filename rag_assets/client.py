@@ -150,10 +150,20 @@ class KnowledgeBase:
             lexical_hits = self._published_only(
                 self.lexical.search(question, parsed, limit=2 * limit, weights=term_weights), "bm25", limit)
             dense_hits = self._published_only(self.dense.search(vector, parsed, limit=2 * limit), "dense", limit)
+            phrase_hits = self._published_only(self.lexical.search(question, parsed, limit=limit, phrase=True),
+                                               "phrase", limit)
             rankings = {"bm25": children_to_parents(lexical_hits), "dense": children_to_parents(dense_hits)}
             best = {engine: {h["parent_id"]: h for h in ranking} for engine, ranking in rankings.items()}
+            fused = rrf(rankings, self.rrf_k)
+            # A quoted clause (≥4 terms in order) is what the reader is looking for: the
+            # parents holding it verbatim come first, whatever the fusion says.
+            quoting = [p["parent_id"] for p in children_to_parents(phrase_hits)]
+            if quoting:
+                by_id = {parent_id: (parent_id, score, ranks) for parent_id, score, ranks in fused}
+                fused = [(*by_id.get(p, (p, 0.0, {}))[:2], {**by_id.get(p, (p, 0.0, {}))[2], "phrase": rank})
+                         for rank, p in enumerate(quoting, start=1)] + [f for f in fused if f[0] not in quoting]
             results = []
-            for parent_id, score, ranks in rrf(rankings, self.rrf_k)[:k]:
+            for parent_id, score, ranks in fused[:k]:
                 parent = self.parents[parent_id]
                 best_child = {}
                 for engine, hits in best.items():

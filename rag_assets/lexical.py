@@ -8,6 +8,7 @@ queries are never given to Tantivy's query parser (it raises on ordinary text su
 from __future__ import annotations
 
 import contextlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
@@ -18,6 +19,8 @@ from rag_assets.filters import SearchFilters, date_number
 from rag_assets.store import file_lock
 
 TEXT_FIELDS = {"fr": "text_fr", "en": "text_en"}
+PHRASE_MIN_TERMS = 4
+_WORDS = re.compile(r"\w+")  # the simple tokenizer's split, to keep word offsets
 _STEMMERS = {"fr": "french", "en": "english"}
 
 
@@ -170,8 +173,26 @@ class LexicalIndex:
             [(tantivy.Occur.Must, tantivy.Query.boolean_query(should)), *self._filter_clauses(filters)]
         )
 
-    def search(self, text: str, filters: SearchFilters, limit: int = 20, weights=None) -> list[dict]:
-        query = self.build_query(text, filters, weights)
+    def phrase_query(self, text: str, filters: SearchFilters, min_terms: int = PHRASE_MIN_TERMS) -> tantivy.Query | None:
+        """The query's words in order (stop words keep their place), in any language field;
+        None for short queries, where a phrase says little more than its terms."""
+        words = _WORDS.findall(text)
+        phrases = []
+        for language, field_name in TEXT_FIELDS.items():
+            if filters.languages and language not in filters.languages:
+                continue
+            terms = [(offset, tokens[0]) for offset, word in enumerate(words) if (tokens := self.analyze(word, language))]
+            if len(terms) >= min_terms:
+                phrases.append((tantivy.Occur.Should, tantivy.Query.phrase_query(self.schema, field_name, terms)))
+        if not phrases:
+            return None
+        return tantivy.Query.boolean_query(
+            [(tantivy.Occur.Must, tantivy.Query.boolean_query(phrases)), *self._filter_clauses(filters)]
+        )
+
+    def search(self, text: str, filters: SearchFilters, limit: int = 20, weights=None, phrase: bool = False) -> list[dict]:
+        """BM25 over the analyzed terms; with `phrase`, only children holding the exact phrase."""
+        query = self.phrase_query(text, filters) if phrase else self.build_query(text, filters, weights)
         if query is None:
             return []
         searcher = self.index.searcher()

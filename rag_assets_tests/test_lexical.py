@@ -55,3 +55,10 @@ def test_term_weights_change_the_ranking(index):
     weighted = index.search("franchise tempêtes", SearchFilters(), weights={"tempêtes": 5.0})
     assert weighted[0]["child_id"] == "c2"
     assert {h["child_id"] for h in plain} == {h["child_id"] for h in weighted}
+
+
+def test_phrase_search_needs_the_words_in_order(index):
+    quote = "La franchise pour une inondation en zone A"
+    assert [h["child_id"] for h in index.search(quote, SearchFilters(), phrase=True)] == ["c1"]
+    assert index.search("zone A inondation pour une franchise", SearchFilters(), phrase=True) == []
+    assert index.search("franchise inondation", SearchFilters(), phrase=True) == [], "too short to be a phrase"
