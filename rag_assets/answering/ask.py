@@ -1,0 +1,145 @@
+"""`ask`: route → retrieve per sub-question → context and source registry → generate
+(model, or the offline extractive answerer) → verify → log and remember."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import time
+import uuid
+from dataclasses import dataclass, field
+
+from rag_assets.answering.config import endpoints_from_settings
+from rag_assets.answering.extractive import ExtractiveAnswerer
+from rag_assets.answering.generation import Endpoint, EndpointsExhausted, LLMClient, generate_answer
+from rag_assets.answering.log import AnswerLog, log_path_for
+from rag_assets.answering.memory import thread_store_for
+from rag_assets.answering.model import NO_SOURCE, Answer, Paragraph
+from rag_assets.answering.retrieval import RetrievalOptions, Retriever
+from rag_assets.answering.router import route as route_message
+from rag_assets.answering.router import route_by_rules
+from rag_assets.answering.sources import build_registry
+from rag_assets.answering.terms import language_of
+from rag_assets.answering.verification import verify
+
+
+@dataclass
+class AskOptions:
+    retrieval: RetrievalOptions = field(default_factory=RetrievalOptions)
+    verify_with_llm: bool = True  # support check by the model when one answers (else lexical)
+    log: bool = True
+    memory: bool = True
+    max_tokens: int = 1200
+
+
+def _endpoint_error_alert(exc: EndpointsExhausted, what: str) -> str:
+    return f"Aucun point d'accès au modèle n'a répondu ({exc}) : {what}."
+
+
+def ask(kb, question: str, thread_id: str | None = None, user_groups=None, *,
+        endpoints: list[Endpoint] | None = None, llm: LLMClient | None = None, offline: bool = False,
+        options: AskOptions | None = None, settings=None) -> Answer:
+    """Answer `question` from the knowledge base, citing its sources.
+
+    `endpoints`: OpenAI-compatible endpoints tried in order (default: from the settings);
+    none, or `offline=True`: the extractive answerer. `user_groups`: the reader's groups
+    (public is always included). `thread_id`: conversation memory for follow-ups."""
+    options = options or AskOptions()
+    started = time.perf_counter()
+    question = (question or "").strip()
+    if llm is None and not offline:
+        if endpoints is None:
+            from rag_assets.settings import load_settings
+
+            endpoints = endpoints_from_settings(settings or load_settings())
+        llm = LLMClient(endpoints) if endpoints else None
+    if offline:
+        llm = None
+    store_root = kb.store.root
+    threads = thread_store_for(store_root)
+    history = threads.last(thread_id, 3) if options.memory else []
+    alerts: list[str] = []
+
+    try:
+        route, _ = route_message(question, history, llm)
+    except EndpointsExhausted as exc:
+        alerts.append(_endpoint_error_alert(exc, "routage par règles et réponse extractive hors ligne"))
+        llm = None
+        route, _ = route_by_rules(question, history), None
+
+    answer = Answer(answer_id=uuid.uuid4().hex[:16], question=question, thread_id=thread_id, route=route,
+                    mode="direct" if route.kind == "direct" else ("llm" if llm else "extractive"))
+    if route.kind != "direct":
+        _answer_from_sources(kb, answer, route, user_groups, llm, options, alerts)
+    answer.alerts = list(dict.fromkeys(alerts + answer.alerts))
+    if llm is not None:
+        answer.attempts = list(llm.attempts)
+        answer.usage = llm.usage()
+        answering = [c for c in llm.calls if c["schema"] == "answer"] or llm.calls
+        if answering:
+            answer.endpoint, answer.model = answering[-1]["endpoint"], answering[-1]["model"]
+    if answer.mode == "extractive":
+        answer.model, answer.endpoint = "extractive (offline)", None
+    answer.latency_s = round(time.perf_counter() - started, 3)
+    answer.created_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    if options.log:
+        AnswerLog(log_path_for(store_root)).write(answer)
+    if options.memory and thread_id:
+        reply = answer.render() if answer.mode == "direct" else (answer.text or "Aucune source trouvée.")
+        threads.append(thread_id, {"role": "user", "content": question}, {"role": "assistant", "content": reply})
+    return answer
+
+
+def _answer_from_sources(kb, answer: Answer, route, user_groups, llm, options: AskOptions, alerts: list[str]) -> None:
+    retriever = Retriever(kb, user_groups, options.retrieval, llm=llm)
+    share = max(1, math.ceil(route.budget / max(1, len(route.sub_questions))))
+    parent_ids: list[str] = []
+    for text in route.sub_questions:
+        retrieved = retriever.retrieve(text, share)
+        answer.sub_questions.append(retrieved.sub)
+        parent_ids.extend(h.parent_id for h in retrieved.hits)
+    alerts.extend(retriever.alerts)
+    registry = build_registry(kb, list(dict.fromkeys(parent_ids)))
+    answer.sources = list(registry.entries.values())
+    subs = answer.sub_questions
+    language = language_of(route.standalone_question)
+    if all(s.status == NO_SOURCE for s in subs):
+        answer.missing_information = [s.text for s in subs]
+        return
+
+    paragraphs: list[Paragraph] = []
+    if llm is not None:
+        try:
+            generated = generate_answer(llm, route.standalone_question, subs, registry, max_tokens=options.max_tokens)
+            paragraphs, answer.missing_information = generated.paragraphs, generated.missing_information
+            alerts.extend(generated.alerts)
+            for entry in registry.entries.values():
+                if entry.kind == "section" and entry.suspicious:
+                    alerts.append(f"« {entry.name} » contient un passage qui ressemble à une consigne adressée à "
+                                  "l'assistant ; il a été signalé au modèle comme une donnée à ne pas exécuter.")
+        except EndpointsExhausted as exc:
+            alerts.append(_endpoint_error_alert(exc, "réponse extractive hors ligne"))
+            llm = None
+            answer.mode = "extractive"
+    if llm is None:
+        paragraphs, answer.missing_information, extractive_alerts = ExtractiveAnswerer(kb, retriever.weights).answer(
+            subs, registry, route.intent)
+        alerts.extend(extractive_alerts)
+
+    kept = []
+    for paragraph in paragraphs:
+        sub = paragraph.sub_question
+        if sub is not None and subs[sub].status == NO_SOURCE:
+            alerts.append(f"Paragraphe écarté : il répond à « {subs[sub].text} », pour laquelle aucune source "
+                          "n'a été trouvée.")
+            continue
+        kept.append(paragraph)
+    answer.paragraphs = sorted(kept, key=lambda p: (p.sub_question if p.sub_question is not None else 99))
+    for sub in subs:
+        if sub.status == NO_SOURCE and sub.text not in answer.missing_information:
+            answer.missing_information.append(sub.text)
+    if not answer.paragraphs:
+        return
+    outcome = verify(answer.paragraphs, registry, llm=llm if (llm is not None and options.verify_with_llm) else None,
+                     language=language)
+    alerts.extend(outcome["alerts"])

@@ -1,0 +1,194 @@
+"""Offline answerer: no model, the answer is made of the best supporting sentences of the
+selected parents (a table row counts as a sentence, shown with its column headers), with
+the same citation structure and the same refusal rule as the model path.
+
+When sources conflict and the sidecar metadata says one amends the other (`amends`), the
+amending source answers and the amended clause is mentioned after it as superseded.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from rag_assets.answering.model import NO_SOURCE, Paragraph, SubQuestion
+from rag_assets.answering.safety import looks_like_instruction
+from rag_assets.answering.verification import check_numbers
+from rag_assets.answering.terms import TermWeights, analyze, content_terms, language_of, qualified_ids
+
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[«\"(\[A-ZÀ-ÖØ-Þ0-9])|\n+")
+_NUMBER = re.compile(r"\d")
+SUPERSEDED_LEAD = "Disposition antérieure, remplacée par la source ci-dessus :"
+
+
+@dataclass
+class Unit:
+    source_id: str  # the table / formula / figure id, or the section id
+    section_id: str
+    document_id: str
+    text: str  # verbatim from the source
+    display: str  # as written in the answer
+    context: str  # title, headings, caption, table header
+    language: str
+
+
+def _cells(line: str) -> list[str]:
+    line = line.strip()
+    if line.startswith("|"):
+        line = line[1:]
+    if line.endswith("|"):
+        line = line[:-1]
+    return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line)]
+
+
+def _table_units(block_text: str, caption: str | None) -> list[tuple[str, str, str]]:
+    """(row line verbatim, row shown with its headers, header line) per data row."""
+    lines = [l for l in block_text.split("\n") if l.strip().startswith("|")]
+    if len(lines) < 3:
+        return [(l, l, "") for l in lines]
+    header = _cells(lines[0])
+    rows = []
+    for line in lines[2:]:
+        cells = _cells(line)
+        pairs = [f"{h} : {c}" if h else c for h, c in zip(header, cells) if c]
+        rows.append((line.strip(), " ; ".join(pairs) + ".", lines[0]))
+    return rows
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_SPLIT.split(text) if s and len(s.strip()) > 2]
+
+
+def _clean_display(sentence: str) -> str:
+    if sentence.count("«") > sentence.count("»"):
+        sentence = sentence.replace("« ", "", 1).replace("«", "", 1)
+    if sentence.count("»") > sentence.count("«"):
+        sentence = sentence[::-1].replace(" »", "", 1)[::-1]
+    return sentence.strip()
+
+
+def units_of(registry, kb) -> tuple[list[Unit], list[str]]:
+    """Sentence units of the context, and the source ids where a sentence was skipped
+    because it reads like an instruction to the assistant."""
+    units, skipped = [], []
+    for parent_id in registry.parent_ids:
+        section_id = registry.section_id(parent_id)
+        section = registry[section_id]
+        parent = kb.parents[parent_id]
+        language = kb.documents.get(section.document_id, {}).get("language") or language_of(parent["text"])
+        base_context = "\n".join([section.document_title, *section.heading_path])
+        for index, block in enumerate(parent.get("blocks") or []):
+            element_id = registry.element_id(parent_id, index) or section_id
+            element = registry[element_id]
+            if block["kind"] == "table":
+                caption = element.caption or ""
+                for raw, shown, header in _table_units(block["text"], caption):
+                    units.append(Unit(element_id, section_id, section.document_id, raw, shown,
+                                      "\n".join([base_context, caption, header]), language))
+                continue
+            if block["kind"] in ("formula", "picture"):
+                if block["text"].strip():
+                    units.append(Unit(element_id, section_id, section.document_id, block["text"].strip(),
+                                      block["text"].strip(), "\n".join([base_context, element.caption or ""]), language))
+                continue
+            for sentence in _sentences(block["text"]):
+                if looks_like_instruction(sentence):
+                    skipped.append(section_id)
+                    continue
+                units.append(Unit(section_id, section_id, section.document_id, sentence, _clean_display(sentence),
+                                  base_context, language))
+    return units, list(dict.fromkeys(skipped))
+
+
+def _premise_lead(question: str, evidences: list[str]) -> str | None:
+    """When the question states a number its sources do not contain (a false premise
+    such as "calibré à 99,9 %"), say so before quoting what the sources say."""
+    absent, _ = check_numbers(question, evidences)
+    if not absent:
+        return None
+    return f"Les sources ne mentionnent pas {', '.join(absent)} ; elles indiquent :"
+
+
+class ExtractiveAnswerer:
+    def __init__(self, kb, weights: TermWeights | None = None, min_score: float = 0.45, keep_ratio: float = 0.9,
+                 max_units: int = 2):
+        self.kb = kb
+        self.weights = weights or TermWeights(kb)
+        self.min_score = min_score
+        self.keep_ratio = keep_ratio
+        self.max_units = max_units
+        self._terms: dict[tuple[str, str], set[str]] = {}
+
+    def _analyzed(self, text: str, language: str) -> set[str]:
+        key = (text, language)
+        if key not in self._terms:
+            self._terms[key] = set(analyze(text, language))
+        return self._terms[key]
+
+    def score(self, question: str, unit: Unit, targeted: bool = True) -> float:
+        terms = content_terms(question, unit.language)
+        score = self.weights.coverage(terms, self._analyzed(unit.text, unit.language), unit.language,
+                                      self._analyzed(unit.context, unit.language))
+        wanted = qualified_ids(question)
+        if wanted:
+            present = qualified_ids(unit.text)
+            for noun, code in wanted:
+                if (noun, code) in present:
+                    score += 0.25
+                elif any(n == noun and c != code for n, c in present):
+                    score *= 0.3  # "Zone B" when the question asks about zone A
+        if targeted and _NUMBER.search(unit.text):
+            score += 0.05
+        return score
+
+    def answer_sub_question(self, index: int, sub: SubQuestion, units: list[Unit], registry,
+                            targeted: bool, max_units: int | None = None) -> list[Paragraph]:
+        max_units = max_units or self.max_units
+        keep_ratio = self.keep_ratio if max_units <= self.max_units else self.keep_ratio - 0.15
+        allowed = set(sub.parent_ids)
+        candidates = [u for u in units if registry[u.section_id].parent_id in allowed]
+        scored = sorted(((self.score(sub.text, u, targeted), u) for u in candidates), key=lambda x: -x[0])
+        if not scored or scored[0][0] < self.min_score:
+            return []
+        top = scored[0][0]
+        chosen = [(s, u) for s, u in scored if s >= max(self.min_score, 0.7 * top)]
+        documents = {u.document_id for _, u in chosen}
+        amended = {d for d in documents for other in documents if other in registry.amended_by.get(d, [])}
+        primary = [(s, u) for s, u in chosen if u.document_id not in amended]
+        superseded = [(s, u) for s, u in chosen if u.document_id in amended]
+        primary_top = primary[0][0]
+        kept = [primary[0][1]]
+        for s, u in primary[1:]:
+            if len(kept) >= max_units:
+                break
+            if s >= keep_ratio * primary_top and u.text not in {k.text for k in kept}:
+                kept.append(u)
+        position = {id(u): n for n, u in enumerate(units)}
+        kept.sort(key=lambda u: position[id(u)])  # reading order
+        paragraphs = [Paragraph(text=" ".join(u.display for u in kept),
+                                source_ids=list(dict.fromkeys(u.source_id for u in kept)), sub_question=index,
+                                lead=_premise_lead(sub.text, [registry.evidence(u.source_id) for u in kept]))]
+        if superseded:
+            old = superseded[0][1]
+            paragraphs.append(Paragraph(text=old.display, source_ids=[old.source_id], sub_question=index,
+                                        role="superseded", lead=SUPERSEDED_LEAD))
+        return paragraphs
+
+    def answer(self, subs: list[SubQuestion], registry, intent: str = "targeted") -> tuple[list[Paragraph], list[str], list[str]]:
+        """(paragraphs, missing information, alerts)."""
+        units, skipped = units_of(registry, self.kb)
+        alerts = [f"Un passage de « {registry[s].name} » ressemble à une consigne adressée à l'assistant : "
+                  "il a été ignoré (les documents sont des données, jamais des instructions)." for s in skipped]
+        paragraphs: list[Paragraph] = []
+        missing: list[str] = []
+        for index, sub in enumerate(subs):
+            if sub.status == NO_SOURCE:
+                missing.append(sub.text)
+                continue
+            found = self.answer_sub_question(index, sub, units, registry, targeted=intent != "explanation",
+                                             max_units=self.max_units + (2 if intent == "explanation" else 0))
+            if not found:
+                sub.status = NO_SOURCE
+                missing.append(sub.text)
+            paragraphs.extend(found)
+        return paragraphs, missing, alerts

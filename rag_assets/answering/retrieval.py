@@ -1,0 +1,180 @@
+"""Retrieval per sub-question: the hybrid search (and the reranker when one is
+configured), a relevance score with an absolute meaning, one reformulation when the
+best score is under the threshold, then "no source found".
+
+RRF scores only rank; they say nothing about whether anything relevant was found. The
+relevance of a parent is the IDF-weighted share of the question's terms present in it
+(title, headings and text, analysed like the lexical index): a question about the
+capital of Australia covers none of "australie", which the corpus never saw and which
+therefore weighs the most. With a reranker (`kb.rerank(question, hits)` returning
+scores in [0, 1], or `options.reranker`), its score is the relevance.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rag_assets.answering.model import FOUND, NO_SOURCE, SubQuestion
+from rag_assets.answering.sources import document_relations
+from rag_assets.answering.terms import TermWeights, content_terms, language_of
+from rag_assets.sources import PUBLIC_GROUP
+
+
+@dataclass
+class RetrievalOptions:
+    threshold: float = 0.5  # minimum relevance of the best parent
+    keep_ratio: float = 0.6  # other parents kept when relevance >= keep_ratio * best (and >= 0.75 * threshold)
+    candidates: int = 10  # parents asked from the hybrid search per query
+    reranker: object | None = None  # callable(question, hits) -> list[float]
+    rerank_threshold: float = 0.3
+    follow_amendments: bool = True
+
+
+@dataclass
+class Retrieved:
+    sub: SubQuestion
+    hits: list = field(default_factory=list)  # ParentHit, best first
+
+
+REFORMULATE_SCHEMA = {
+    "type": "object",
+    "properties": {"query": {"type": "string"}},
+    "required": ["query"],
+    "additionalProperties": False,
+}
+
+
+class Retriever:
+    def __init__(self, kb, groups=None, options: RetrievalOptions | None = None, llm=None):
+        self.kb = kb
+        self.groups = list(groups or [])
+        self.options = options or RetrievalOptions()
+        self.llm = llm
+        self.weights = TermWeights(kb)
+        self.alerts: list[str] = []
+        self.llm_results: list = []
+        self._terms_cache: dict[tuple[str, str], set[str]] = {}
+
+    # ---------------------------------------------------------------- scoring
+    def _language(self, document_id: str, text: str) -> str:
+        record = self.kb.documents.get(document_id, {})
+        return record.get("language") or language_of(text)
+
+    def _parent_terms(self, parent_id: str, language: str) -> set[str]:
+        key = (parent_id, language)
+        if key not in self._terms_cache:
+            from rag_assets.answering.terms import analyze
+
+            parent = self.kb.parents[parent_id]
+            title = self.kb.documents.get(parent["document_id"], {}).get("title") or parent.get("document_title", "")
+            text = "\n".join([title, *parent.get("heading_path", []), parent["text"]])
+            self._terms_cache[key] = set(analyze(text, language))
+        return self._terms_cache[key]
+
+    def relevance(self, question: str, hit) -> float:
+        language = self._language(hit.document_id, hit.text)
+        terms = content_terms(question, language)
+        return self.weights.coverage(terms, self._parent_terms(hit.parent_id, language), language)
+
+    def _scores(self, question: str, hits: list) -> list[float]:
+        reranker = self.options.reranker or getattr(self.kb, "rerank", None)
+        if reranker is not None and hits:
+            try:
+                return [float(s) for s in reranker(question, hits)]
+            except Exception as exc:
+                self.alerts.append(f"Reranker indisponible ({type(exc).__name__}: {exc}) ; score lexical utilisé.")
+                self.options.reranker = None
+        return [self.relevance(question, h) for h in hits]
+
+    @property
+    def _threshold(self) -> float:
+        reranking = self.options.reranker or getattr(self.kb, "rerank", None)
+        return self.options.rerank_threshold if reranking else self.options.threshold
+
+    # ------------------------------------------------------------- searching
+    def _search(self, query: str, k: int, filters: dict | None = None) -> list:
+        return self.kb.search(query, k=k, filters=filters, groups=self.groups)
+
+    def reformulate(self, question: str) -> str:
+        """Once: with a model, its keyword query; without, the question's content words."""
+        if self.llm is not None:
+            try:
+                languages = [d.get("language") for d in self.kb.documents.values() if d.get("language")]
+                corpus = "anglais" if languages and languages.count("en") > len(languages) / 2 else "français"
+                result = self.llm.complete(
+                    [{"role": "system", "content": "Reformule la question en une requête de recherche documentaire "
+                                                   f"en {corpus} (la langue des documents) : mots-clés et synonymes du "
+                                                   "domaine de l'assurance, sans y répondre."},
+                     {"role": "user", "content": question}], "reformulate", REFORMULATE_SCHEMA, max_tokens=120)
+                self.llm_results.append(result)
+                query = str((result.data or {}).get("query") or "").strip() if isinstance(result.data, dict) else ""
+                if query and query != question:
+                    return query
+            except Exception as exc:
+                self.alerts.append(f"Reformulation par le modèle impossible ({type(exc).__name__}) ; règles utilisées.")
+        words = [w.strip("?!.,;:«»\"'()") for w in question.split()]
+        language = language_of(question)
+        kept = [w for w in words if w and content_terms(w, language)]
+        return " ".join(kept) or question
+
+    def retrieve(self, question: str, budget: int) -> Retrieved:
+        sub = SubQuestion(text=question, queries=[question])
+        k = max(self.options.candidates, budget * 2)
+        hits = self._search(question, k)
+        scores = dict(zip([h.parent_id for h in hits], self._scores(question, hits)))
+        best = max(scores.values(), default=0.0)
+        if best < self._threshold:
+            query = self.reformulate(question)
+            sub.reformulated = True
+            sub.queries.append(query)
+            more = self._search(query, k * 2)
+            known = {h.parent_id for h in hits}
+            hits += [h for h in more if h.parent_id not in known]
+            # the reformulation may translate the question into the documents' language: a
+            # parent counts when it covers the question or its reformulation
+            scores = {h.parent_id: max(a, b) for h, a, b in
+                      zip(hits, self._scores(question, hits), self._scores(query, hits))}
+            best = max(scores.values(), default=0.0)
+        sub.best_score = round(best, 4)
+        if best < self._threshold:
+            sub.status = NO_SOURCE
+            sub.scores = {p: round(s, 4) for p, s in scores.items()}
+            return Retrieved(sub, [])
+        floor = max(self._threshold * 0.75, best * self.options.keep_ratio)
+        order = {h.parent_id: i for i, h in enumerate(hits)}
+        kept = sorted((h for h in hits if scores[h.parent_id] >= floor),
+                      key=lambda h: (-round(scores[h.parent_id], 2), order[h.parent_id]))[:budget]
+        if self.options.follow_amendments:
+            kept += self._related(question, kept, scores, floor)
+        sub.status = FOUND
+        sub.parent_ids = [h.parent_id for h in kept]
+        sub.scores = {h.parent_id: round(scores[h.parent_id], 4) for h in kept}
+        return Retrieved(sub, kept)
+
+    def _visible(self, document_id: str) -> bool:
+        record = self.kb.documents.get(document_id, {})
+        allowed = set(record.get("allowed_groups") or [PUBLIC_GROUP])
+        return bool(allowed & ({PUBLIC_GROUP} | set(self.groups)))
+
+    def _related(self, question: str, kept: list, scores: dict, floor: float) -> list:
+        """When a selected section's document is amended by (or amends) another visible
+        document, bring that document's best section too: a later amendment must be seen
+        next to the clause it replaces, and the replaced clause can be mentioned."""
+        amends, amended_by = document_relations(self.kb)
+        present = {h.document_id for h in kept}
+        wanted = []
+        for document_id in list(present):
+            for other in amended_by.get(document_id, []) + amends.get(document_id, []):
+                if other not in present and other not in wanted and self._visible(other):
+                    wanted.append(other)
+        extra = []
+        for document_id in wanted:
+            hits = self._search(question, 3, filters={"document_ids": [document_id]})
+            if not hits:
+                continue
+            best_hit = max(hits, key=lambda h: self.relevance(question, h))
+            score = self._scores(question, [best_hit])[0]
+            if score >= floor:
+                scores[best_hit.parent_id] = score
+                extra.append(best_hit)
+        return extra
