@@ -105,8 +105,10 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=cmd_demo)
 
     from rag_assets.answering.cli import add_ask_parser
+    from rag_assets.evaluation.cli import add_eval_parser
 
     add_ask_parser(sub)
+    add_eval_parser(sub)
 
     args = parser.parse_args(argv)
     settings = load_settings()

@@ -1,6 +1,7 @@
 from dagster import Definitions
 
 from rag_assets.defs.assets import ingestion_assets
+from rag_assets.defs.evaluation_assets import evaluation_assets, evaluation_jobs, evaluation_schedules
 from rag_assets.defs.jobs import ingest_job
 from rag_assets.defs.maintenance import maintenance_jobs, maintenance_schedules
 from rag_assets.defs.resources import KnowledgeStoreResource
@@ -8,9 +9,9 @@ from rag_assets.defs.schedules import nightly_reindex
 from rag_assets.defs.sensors import inbox_sensor
 
 defs = Definitions(
-    assets=ingestion_assets,
-    jobs=[ingest_job, *maintenance_jobs],
+    assets=[*ingestion_assets, *evaluation_assets],
+    jobs=[ingest_job, *evaluation_jobs, *maintenance_jobs],
     sensors=[inbox_sensor],
-    schedules=[nightly_reindex, *maintenance_schedules],
+    schedules=[nightly_reindex, *evaluation_schedules, *maintenance_schedules],
     resources={"knowledge": KnowledgeStoreResource()},
 )

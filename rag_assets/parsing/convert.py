@@ -54,6 +54,10 @@ def convert(source_path: Path, display_name: str, artifacts_path: str | None = N
 
     from rag_assets.parsing.text_repair import repair_text
 
+    if Path(source_path).suffix.lower() == ".jsonl":  # record collection (BEIR corpus): not Docling's
+        from rag_assets.parsing.records import convert_records
+
+        return convert_records(source_path, display_name)
     try:
         result = _converter(artifacts_path).convert(str(source_path), raises_on_error=False)
     except Exception as exc:  # Docling raises many types for unreadable input

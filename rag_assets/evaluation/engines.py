@@ -1,0 +1,120 @@
+"""Per-engine rankings for evaluation, read from a materialized knowledge store.
+
+Engines (the product's, measured as the client runs them, but deeper):
+
+* ``bm25``   — Tantivy over children, collapsed to parents (best child);
+* ``dense``  — LanceDB over children, collapsed to parents;
+* ``hybrid`` — Reciprocal Rank Fusion of the two parent rankings (k = settings.rrf_k);
+* ``reranked`` — the hybrid ranking re-ordered by a reranker, when one is configured
+  (``reranker=`` callable ``(question, [parent dicts]) -> [parent ids]``);
+* ``bm25_reference`` — benchmarks only: the protocol reference BM25 over the raw records
+  (reference_bm25.py), which says how far chunking + Tantivy move us from the field's BM25.
+
+Every engine ranks ``depth`` units; a unit is a parent for question sets and a corpus
+record (``Parent.record_id``) for benchmarks. Each engine asks its index for
+``candidates`` children (default 2 × depth) so that ``depth`` distinct parents remain
+after collapsing.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from rag_assets.client import KnowledgeBase
+from rag_assets.embedding import get_embedder
+from rag_assets.filters import SearchFilters
+from rag_assets.fusion import children_to_parents, rrf
+
+PRODUCT_ENGINES = ("bm25", "dense", "hybrid")
+DEPTH = 100
+
+
+@dataclass
+class QueryRequest:
+    qid: str
+    text: str
+    groups: tuple[str, ...] = ()
+
+
+@dataclass
+class EngineRuns:
+    """engine → qid → ranked unit ids (best first); plus, per query, the parents the product
+    would give the model (its own hybrid: ``kb.candidates`` children per engine), for the
+    context measure; and timings."""
+
+    units: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    hybrid_parents: dict[str, list[str]] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def _published(kb: KnowledgeBase, hits: list[dict]) -> list[dict]:
+    """Hits of each document's published version only (as the client serves them)."""
+    return [h for h in hits if (kb.published.get(h["document_id"]) or {}).get("version") == h["version"]
+            and h["parent_id"] in kb.parents]
+
+
+def _collapse(ids: list[str]) -> list[str]:
+    return list(dict.fromkeys(i for i in ids if i is not None))
+
+
+def run_engines(
+    kb: KnowledgeBase,
+    queries: list[QueryRequest],
+    depth: int = DEPTH,
+    candidates: int | None = None,
+    unit_of: Callable[[str], str | None] | None = None,
+    reranker: Callable | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> EngineRuns:
+    """Rank parents per engine for every query; ``unit_of`` maps a parent id to the unit
+    judged by the qrels (identity for question sets, record id for benchmarks)."""
+    unit_of = unit_of or (lambda parent_id: parent_id)
+    candidates = candidates or 2 * depth
+    embedder = get_embedder(kb.embedder_spec)
+    engines = [*PRODUCT_ENGINES, *(["reranked"] if reranker else [])]
+    runs = EngineRuns(units={e: {} for e in engines}, seconds={e: 0.0 for e in engines})
+    for done, query in enumerate(queries, start=1):
+        filters = SearchFilters.from_dict(None, query.groups)
+        started = time.perf_counter()
+        lexical_children = _published(kb, kb.lexical.search(query.text, filters, limit=candidates))
+        lexical = children_to_parents(lexical_children)
+        runs.seconds["bm25"] += time.perf_counter() - started
+        started = time.perf_counter()
+        dense_children = _published(kb, kb.dense.search(embedder.embed_query(query.text), filters, limit=candidates))
+        dense = children_to_parents(dense_children)
+        runs.seconds["dense"] += time.perf_counter() - started
+        started = time.perf_counter()
+        fused = [parent_id for parent_id, _score, _ranks in rrf({"bm25": lexical, "dense": dense}, kb.rrf_k)]
+        runs.seconds["hybrid"] += time.perf_counter() - started
+        rankings = {"bm25": [h["parent_id"] for h in lexical], "dense": [h["parent_id"] for h in dense], "hybrid": fused}
+        if reranker:
+            started = time.perf_counter()
+            rankings["reranked"] = list(reranker(query.text, [kb.parents[p] for p in fused if p in kb.parents]))
+            runs.seconds["reranked"] += time.perf_counter() - started
+        # what KnowledgeBase.search serves: the first kb.candidates children of each engine
+        served = rrf({"bm25": children_to_parents(lexical_children[: kb.candidates]),
+                      "dense": children_to_parents(dense_children[: kb.candidates])}, kb.rrf_k)
+        runs.hybrid_parents[query.qid] = [parent_id for parent_id, _score, _ranks in served]
+        for engine, parent_ids in rankings.items():
+            runs.units[engine][query.qid] = _collapse([unit_of(p) for p in parent_ids])[:depth]
+        if progress and (done % 50 == 0 or done == len(queries)):
+            progress(done, len(queries))
+    return runs
+
+
+def reference_bm25_run(benchmark, queries: dict[str, str], depth: int = DEPTH) -> tuple[dict[str, list[str]], dict]:
+    """The protocol reference BM25 over the benchmark's records (full or sliced)."""
+    from rag_assets.evaluation.reference_bm25 import build_reference
+
+    started = time.perf_counter()
+    reference = build_reference(benchmark.corpus, benchmark.spec.language)
+    ranked = {qid: [doc for doc, _ in reference.search(text, depth)] for qid, text in queries.items()}
+    info = {
+        "analyzer": getattr(reference.analyzer, "name", type(reference.analyzer).__name__),
+        "k1": reference.config.k1,
+        "b": reference.config.b,
+        "seconds": round(time.perf_counter() - started, 3),
+    }
+    return ranked, info
