@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from rag_assets.hashing import sha256_file
 from rag_assets.settings import PROJECT_ROOT
 
 SHARED_BENCHMARKS = PROJECT_ROOT.parent / "shared" / "benchmarks"
@@ -87,14 +88,6 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
     return qrels
 
 
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 @dataclass
 class Benchmark:
     """A loaded benchmark (or a slice of one)."""
@@ -118,7 +111,7 @@ class Benchmark:
     @cached_property
     def checksums(self) -> dict[str, str]:
         path = self.spec.path
-        sums = {name: file_sha256(path / name) for name in ("corpus.jsonl", self.spec.queries, self.spec.qrels)}
+        sums = {name: sha256_file(path / name) for name in ("corpus.jsonl", self.spec.queries, self.spec.qrels)}
         if self.slice:
             sums["slice"] = hashlib.sha256(
                 json.dumps({"queries": sorted(self.queries), "corpus": [r["_id"] for r in self.corpus]}).encode()

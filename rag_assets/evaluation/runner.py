@@ -18,6 +18,7 @@ import numpy as np
 
 from rag_assets.client import KnowledgeBase
 from rag_assets.embedding import get_embedder
+from rag_assets.hashing import sha256_file
 from rag_assets.evaluation import context as context_mod
 from rag_assets.evaluation import metrics as m
 from rag_assets.evaluation import provenance, reporting, targets
@@ -249,19 +250,13 @@ def _golden_inputs(target: targets.GoldenTarget, kb: KnowledgeBase) -> dict:
         },
         "dataset": {
             "questions_file": target.questions,
-            "questions_sha256": _sha(target.questions_path),
+            "questions_sha256": sha256_file(target.questions_path),
             "corpus_sha256": provenance.combined(sorted(rec.get("sha256", "") for rec in kb.documents.values())),
             "documents": len(kb.documents),
         },
         "extra_counts": {"traps": sum(q.trap is not None for q in questions),
                          "out_of_corpus": sum(not q.judged for q in questions)},
     }
-
-
-def _sha(path: Path) -> str:
-    from rag_assets.evaluation.benchmarks import file_sha256
-
-    return file_sha256(path)
 
 
 def _benchmark_inputs(benchmark, kb: KnowledgeBase) -> dict:
