@@ -136,7 +136,7 @@ def _blocks_and_headings(document: DoclingDocument):
             yield ("heading", max(1, int(item.level)), item.text.strip())
         elif isinstance(item, TableItem):
             caption = item.caption_text(document).strip() or None
-            refs = [item.self_ref]
+            refs = [item.self_ref, *(ref.cref for ref in item.captions)]
             if caption is None and pending_caption is not None:
                 caption, refs = pending_caption.text.strip(), [pending_caption.self_ref, item.self_ref]
                 pending_caption = None
@@ -148,7 +148,8 @@ def _blocks_and_headings(document: DoclingDocument):
         elif isinstance(item, PictureItem):
             yield from flush_pending()
             caption = item.caption_text(document).strip() or None
-            yield ("block", Block("picture", caption or "", [item.self_ref], _pages(item), caption=caption,
+            yield ("block", Block("picture", caption or "", [item.self_ref, *(ref.cref for ref in item.captions)],
+                                  _pages(item), caption=caption,
                                   picture_path=_picture_path(item)))
         elif isinstance(item, TextItem):
             if item.self_ref in caption_refs or item.label in (DocItemLabel.PAGE_HEADER, DocItemLabel.PAGE_FOOTER):
