@@ -5,8 +5,10 @@ Engines (the product's, measured as the client runs them, but deeper):
 * ``bm25``   — Tantivy over children, collapsed to parents (best child);
 * ``dense``  — LanceDB over children, collapsed to parents;
 * ``hybrid`` — Reciprocal Rank Fusion of the two parent rankings (k = settings.rrf_k);
-* ``reranked`` — the hybrid ranking re-ordered by a reranker, when one is configured
-  (``reranker=`` callable ``(question, [parent dicts]) -> [parent ids]``);
+* ``reranked`` — when a reranker is configured (``RAG_ASSETS_RERANKER``, or ``reranker=``
+  a callable ``(question, hits with .text) -> scores`` as rag_assets/reranking.py makes):
+  the top ``rerank_depth`` parents of the hybrid ranking re-ordered by its scores, the
+  rest of the hybrid ranking after them;
 * ``bm25_reference`` — benchmarks only: the protocol reference BM25 over the raw records
   (reference_bm25.py), which says how far chunking + Tantivy move us from the field's BM25.
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Callable
 
 from rag_assets.client import KnowledgeBase
@@ -29,6 +32,7 @@ from rag_assets.fusion import children_to_parents, rrf
 
 PRODUCT_ENGINES = ("bm25", "dense", "hybrid")
 DEPTH = 100
+RERANK_DEPTH = 20
 
 
 @dataclass
@@ -67,6 +71,7 @@ def run_engines(
     unit_of: Callable[[str], str | None] | None = None,
     reranker: Callable | None = None,
     progress: Callable[[int, int], None] | None = None,
+    rerank_depth: int = RERANK_DEPTH,
 ) -> EngineRuns:
     """Rank parents per engine for every query; ``unit_of`` maps a parent id to the unit
     judged by the qrels (identity for question sets, record id for benchmarks)."""
@@ -91,7 +96,7 @@ def run_engines(
         rankings = {"bm25": [h["parent_id"] for h in lexical], "dense": [h["parent_id"] for h in dense], "hybrid": fused}
         if reranker:
             started = time.perf_counter()
-            rankings["reranked"] = list(reranker(query.text, [kb.parents[p] for p in fused if p in kb.parents]))
+            rankings["reranked"] = rerank(reranker, query.text, fused, kb, rerank_depth)
             runs.seconds["reranked"] += time.perf_counter() - started
         # what KnowledgeBase.search serves: the first kb.candidates children of each engine
         served = rrf({"bm25": children_to_parents(lexical_children[: kb.candidates]),
@@ -102,6 +107,15 @@ def run_engines(
         if progress and (done % 50 == 0 or done == len(queries)):
             progress(done, len(queries))
     return runs
+
+
+def rerank(reranker: Callable, question: str, fused: list[str], kb: KnowledgeBase, depth: int) -> list[str]:
+    head = fused[:depth]
+    hits = [SimpleNamespace(parent_id=p, text=kb.parents[p]["text"], heading_path=kb.parents[p]["heading_path"])
+            for p in head]
+    scores = [float(s) for s in reranker(question, hits)] if hits else []
+    order = sorted(range(len(head)), key=lambda i: (-scores[i], i))  # ties keep the hybrid order
+    return [head[i] for i in order] + fused[depth:]
 
 
 def reference_bm25_run(benchmark, queries: dict[str, str], depth: int = DEPTH) -> tuple[dict[str, list[str]], dict]:

@@ -22,7 +22,7 @@ from rag_assets.hashing import sha256_file
 from rag_assets.evaluation import context as context_mod
 from rag_assets.evaluation import metrics as m
 from rag_assets.evaluation import provenance, reporting, targets
-from rag_assets.evaluation.engines import DEPTH, QueryRequest, reference_bm25_run, run_engines
+from rag_assets.evaluation.engines import DEPTH, RERANK_DEPTH, QueryRequest, reference_bm25_run, run_engines
 from rag_assets.evaluation.evidence import TextUnit, relevant_units
 from rag_assets.evaluation.questions import load_questions
 from rag_assets.settings import Settings
@@ -125,6 +125,10 @@ def evaluate(
         failed_documents = [{"file": str(o.path), "reason": o.message} for o in outcomes if o.status == "failed"]
 
     kb = KnowledgeBase(KnowledgeStore(settings.store), settings.embedder, settings.candidates_per_engine, settings.rrf_k)
+    if reranker is None and getattr(settings, "reranker", None):
+        from rag_assets.reranking import reranker_from_spec
+
+        reranker = reranker_from_spec(settings.reranker)
     embedder = get_embedder(settings.embedder)
     if benchmark is not None:
         prepared = _benchmark_inputs(benchmark, kb)
@@ -184,7 +188,9 @@ def evaluate(
             "context_candidates_per_engine": kb.candidates,
             "slice": benchmark.slice if benchmark is not None else None,
             "engines": {**engine_info},
-            "reranker": getattr(reranker, "__name__", None) if reranker else None,
+            "reranker": (getattr(reranker, "name", None) or getattr(reranker, "__name__", None) or repr(reranker))
+            if reranker else None,
+            "rerank_depth": RERANK_DEPTH if reranker else None,
             "answer_metrics": "not computed (no LLM answering configured for evaluation)",
         },
         "counts": {

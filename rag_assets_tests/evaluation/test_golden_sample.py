@@ -80,3 +80,27 @@ def test_run_folder_holds_versions_parquet_and_plots(sample_run):
         assert (run_dir / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "| engine |" in (run_dir / reporting.TABLE).read_text()
     assert reporting.latest_run(run_dir.parent, "golden-sample") == run_dir
+
+
+def test_a_configured_reranker_is_evaluated_as_its_own_engine(sample_kb, tmp_path):
+    settings, _, _ = sample_kb
+
+    def prefers_tables(question, hits):  # a stand-in for a cross-encoder: scores in [0, 1]
+        return [1.0 if "|" in hit.text else 0.0 for hit in hits]
+
+    result = evaluate("golden-sample", settings, None,
+                      EvalOptions(store=str(settings.store), runs_dir=str(tmp_path), resamples=1000),
+                      log=lambda _: None, reranker=prefers_tables)
+    assert "reranked" in result.summary["metrics"]["engines"]
+    assert result.summary["config"]["reranker"] == "prefers_tables"
+    from rag_assets.client import KnowledgeBase
+
+    kb = KnowledgeBase.open(settings.store)
+    frame = pd.read_parquet(result.run_dir / reporting.PER_QUESTION)
+    reranked = frame[frame.engine == "reranked"].set_index("qid")
+    hybrid = frame[frame.engine == "hybrid"].set_index("qid")
+    for qid in ("s01", "s13", "s35"):
+        top = list(reranked.loc[qid, "top10"])
+        has_table = ["|" in kb.parents[p]["text"] for p in top]
+        assert has_table == sorted(has_table, reverse=True), qid  # tables first, as the scores say
+        assert set(top) <= set(hybrid.loc[qid, "top10"]) | set(top[: sum(has_table)]), qid
