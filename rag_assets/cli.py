@@ -70,7 +70,10 @@ def cmd_search(args, settings) -> int:
 
 
 def cmd_demo(args, settings) -> int:
-    """The main job on the embedded defaults: sample corpus → all assets → a search."""
+    """The main job on the embedded defaults: sample corpus → all assets → searches and
+    sourced answers (offline unless an endpoint is configured)."""
+    from rag_assets.client import KnowledgeBase
+
     args.paths, args.force = [str(SAMPLES_DIR)], False
     status = cmd_ingest(args, settings)
     for question in ("franchise inondation zone A", "préavis résiliation MX-200"):
@@ -79,6 +82,11 @@ def cmd_demo(args, settings) -> int:
         args.document_type = args.language = None
         args.groups = []
         cmd_search(args, settings)
+    kb = KnowledgeBase.open(settings.store)
+    for question in ("Quelle est la franchise pour une inondation en zone A ?",
+                     "Quel est le préavis de résiliation du contrat MX-200 ?"):
+        print(f"\n=== rag-assets ask \"{question}\"\n")
+        print(kb.ask(question).render())
     return status
 
 
