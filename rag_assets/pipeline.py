@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from docling_core.types.doc import DocItem, SectionHeaderItem, TitleItem
 import pyarrow.compute as pc
 
 from rag_assets.chunking import ParentChunker
@@ -21,7 +22,7 @@ from rag_assets.hashing import sha256_file, short_id
 from rag_assets.lexical import LexicalDoc, LexicalIndex
 from rag_assets.publication import publish, published_version, withdraw
 from rag_assets.parsing.convert import convert_and_save, load_document
-from rag_assets.sections import build_parents
+from rag_assets.sections import Parent, build_parents
 from rag_assets.settings import Settings
 from rag_assets.sources import SourceRecord, ingest_source, load_source_record
 from rag_assets.store import KnowledgeStore, read_json, write_json_atomic
@@ -140,8 +141,6 @@ def run_parents(settings: Settings, document_id: str) -> StageResult:
 
 
 def _body_refs(document) -> set[str]:
-    from docling_core.types.doc import DocItem, SectionHeaderItem, TitleItem
-
     refs = set()
     for item, _ in document.iterate_items():
         if not isinstance(item, DocItem) or isinstance(item, (TitleItem, SectionHeaderItem)):
@@ -161,8 +160,6 @@ def load_children(store: KnowledgeStore, document_id: str) -> list[dict]:
 
 
 def run_children(settings: Settings, document_id: str) -> StageResult:
-    from rag_assets.sections import Block, Parent
-
     store = _store(settings)
     embedder = get_embedder(settings.embedder)
     record = load_source_record(store, document_id)
@@ -170,7 +167,7 @@ def run_children(settings: Settings, document_id: str) -> StageResult:
     parent_rows = load_parents(store, document_id)
     children = []
     for row in parent_rows:
-        parent = Parent(**{**row, "blocks": [Block(**b) for b in row["blocks"]]})
+        parent = Parent.from_row(row)
         children.extend(chunker.chunk(parent, title=record.title))
     version = short_id(sorted(c.child_id for c in children))
     rows = [{**c.to_row(), "version": version} for c in children]

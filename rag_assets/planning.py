@@ -13,8 +13,8 @@ from rag_assets.hashing import sha256_file
 from rag_assets.pipeline import outdated_stages
 from rag_assets.settings import Settings
 from rag_assets.sources import MEDIA_TYPES, SIDECAR_SUFFIX, load_source_record
-from rag_assets.versions import CODE_VERSIONS
 from rag_assets.store import KnowledgeStore, document_key_for, file_lock, read_json, write_json_atomic
+from rag_assets.versions import CODE_VERSIONS
 
 
 @dataclass

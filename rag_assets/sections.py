@@ -19,6 +19,7 @@ from docling_core.types.doc import (
     GroupItem,
     ListItem,
     PictureItem,
+    RefItem,
     SectionHeaderItem,
     TableItem,
     TextItem,
@@ -61,6 +62,10 @@ class Parent:
     table_count: int = 0
     record_id: str | None = None  # record collections (BEIR corpus): the record this parent is
 
+    @classmethod
+    def from_row(cls, row: dict) -> "Parent":
+        return cls(**{**row, "blocks": [Block(**b) for b in row["blocks"]]})
+
     def to_row(self) -> dict:
         row = asdict(self)
         row["blocks"] = [asdict(b) for b in self.blocks]
@@ -102,8 +107,6 @@ def _table_markdown(item: TableItem, document: DoclingDocument) -> str:
 
 def _record_id(document: DoclingDocument, refs: list[str]) -> str | None:
     """Id of the record group (``record:<id>``, see parsing/records.py) holding these items."""
-    from docling_core.types.doc import RefItem
-
     for ref in refs[:1]:
         node = RefItem(cref=ref).resolve(document)
         while getattr(node, "parent", None) is not None:
