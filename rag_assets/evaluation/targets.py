@@ -116,6 +116,12 @@ GOLDEN = {
             "IDD, PRIIPs, ISFA course notes, Solvency II directive PDF)",
             needs_shared=True,
         ),
+        GoldenTarget(
+            "golden-insurance", "evaluations/golden-insurance.jsonl", "../shared/corpora/fr-insurance-docs", ("*.pdf",),
+            "Golden set over 12 real French insurer PDFs in ../shared/corpora/fr-insurance-docs (MAIF, Allianz Vie, "
+            "Mila, AREAS, APICIL, APRIL: general conditions, notices, IPIDs, guarantee tables; 487 pages)",
+            needs_shared=True,
+        ),
     )
 }
 
