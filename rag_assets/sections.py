@@ -91,18 +91,47 @@ def _picture_path(item: PictureItem) -> str | None:
     return None if uri.startswith("data:") else uri
 
 
-def _table_markdown(item: TableItem, document: DoclingDocument) -> str:
-    """Compact Markdown (no alignment padding, which only costs tokens); first row is the header."""
+# A cell spanning rows is repeated in each row (a row key read on its own) only while short.
+_ROW_KEY_CHARS = 80
+
+
+def _table_markdown(item: TableItem, document: DoclingDocument) -> tuple[str, int]:
+    """Compact Markdown (no alignment padding, which only costs tokens) and the number of
+    leading lines that form the header (header rows + the ``|---|`` line).
+
+    A cell spanning several columns is written once (its other positions stay empty, so
+    columns keep their place); a cell spanning rows is repeated only while it is short.
+    Empty rows and columns are dropped. Header rows are the leading rows Docling marked
+    as column headers, else the first row; a "header" that is most of the table is a
+    detection error and falls back to the first row."""
     grid = item.data.grid
     if not grid or not grid[0]:
-        return item.export_to_markdown(document).strip()
+        text = item.export_to_markdown(document).strip()
+        return text, min(2, len(text.splitlines()))
 
-    def cell(text: str) -> str:
-        return " ".join(text.split()).replace("|", "\\|")
+    def cell(c, r: int, col: int) -> str:
+        text = " ".join(c.text.split()).replace("|", "\\|")
+        if col != c.start_col_offset_idx:
+            return ""
+        if r != c.start_row_offset_idx and len(text) > _ROW_KEY_CHARS:
+            return ""
+        return text
 
-    lines = ["| " + " | ".join(cell(c.text) for c in row) + " |" for row in grid]
-    lines.insert(1, "|" + "---|" * len(grid[0]))
-    return "\n".join(lines)
+    rows = [[cell(c, r, col) for col, c in enumerate(row)] for r, row in enumerate(grid)]
+    keep_cols = [j for j in range(len(rows[0])) if any(row[j] for row in rows)]
+    kept = [(r, [row[j] for j in keep_cols]) for r, row in enumerate(rows) if any(row)]
+    if not kept or not keep_cols:
+        return "", 0
+    marked = 0
+    for r, _ in kept:
+        if grid[r] and all(c.column_header for c in grid[r] if c.text.strip()) and any(c.text.strip() for c in grid[r]):
+            marked += 1
+        else:
+            break
+    header_rows = marked if 0 < marked <= max(1, len(kept) // 3) else 1
+    lines = ["| " + " | ".join(values) + " |" for _, values in kept]
+    lines.insert(header_rows, "|" + "---|" * len(keep_cols))
+    return "\n".join(lines), header_rows + 1
 
 
 def _record_id(document: DoclingDocument, refs: list[str]) -> str | None:
@@ -144,10 +173,13 @@ def _blocks_and_headings(document: DoclingDocument):
                 caption, refs = pending_caption.text.strip(), [pending_caption.self_ref, item.self_ref]
                 pending_caption = None
             yield from flush_pending()
-            markdown = _table_markdown(item, document)
+            markdown, header_lines = _table_markdown(item, document)
             if markdown:
                 text = f"{caption}{SEPARATOR}{markdown}" if caption else markdown
-                yield ("block", Block("table", text, refs, _pages(item), caption=caption))
+                header = "\n".join(markdown.split("\n")[:header_lines])
+                # relative to the block's text here; build_parents makes it a parent offset
+                header_end = len(text) - len(markdown) + len(header)
+                yield ("block", Block("table", text, refs, _pages(item), caption=caption, header_end=header_end))
         elif isinstance(item, PictureItem):
             yield from flush_pending()
             caption = item.caption_text(document).strip() or None
@@ -211,21 +243,23 @@ def build_parents(
 
     parents: list[Parent] = []
     seen: dict[str, int] = {}
+    orphans: list[str] = []
     for path, blocks in sections:
         offset, pieces = 0, []
         kept = [b for b in blocks if b.text]
         for i, block in enumerate(kept):
             block.start = offset
             block.end = offset + len(block.text)
-            if block.kind == "table":
-                table_start = len(block.caption) + len(SEPARATOR) if block.caption else 0
-                header = block.text[table_start:].split("\n")[:2]
-                block.header_end = block.start + table_start + len("\n".join(header))
+            if block.kind == "table" and block.header_end is not None:
+                block.header_end += block.start
             pieces.append(block.text)
             offset = block.end + (len(SEPARATOR) if i < len(kept) - 1 else 0)
         text = SEPARATOR.join(pieces)
         pictures = [b.picture_path for b in blocks if b.picture_path]
         if not text and not pictures:
+            # Only caption-less pictures with no saved image (a logo): nothing to index, but
+            # they stay accounted for in the next parent, so coverage checks see every item.
+            orphans.extend(r for b in blocks for r in b.refs)
             continue
         content_key = short_id(document_id, path, text)
         duplicate = seen.get(content_key, 0)
@@ -238,11 +272,14 @@ def build_parents(
                 heading_path=path,
                 text=text,
                 blocks=kept,
-                item_refs=[r for b in blocks for r in b.refs],
+                item_refs=[*orphans, *(r for b in blocks for r in b.refs)],
                 pages=sorted({p for b in blocks for p in b.pages}),
                 picture_paths=pictures,
                 table_count=sum(b.kind == "table" for b in blocks),
                 record_id=_record_id(document, [r for b in blocks for r in b.refs]),
             )
         )
+        orphans = []
+    if orphans and parents:
+        parents[-1].item_refs.extend(orphans)
     return parents
