@@ -43,6 +43,7 @@ class SourceRecord:
     document_type: str | None
     effective_date: str | None
     allowed_groups: list[str] = field(default_factory=lambda: [PUBLIC_GROUP])
+    title_given: bool = False  # the sidecar named it; otherwise the converted document's own title wins
     extra: dict = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
@@ -83,10 +84,9 @@ def _check_pdf(path: Path) -> None:
             raise DocumentError(path, "PDF is encrypted (password protected)") from exc
         raise DocumentError(path, f"PDF is corrupt or truncated ({message})") from exc
     try:
+        # A PDF with no text layer is a scan: the conversion OCRs it (or refuses it then, saying why).
         if len(pdf) == 0:
             raise DocumentError(path, "PDF has no pages")
-        if all(pdf[i].get_textpage().count_chars() == 0 for i in range(len(pdf))):
-            raise DocumentError(path, f"PDF has no text layer on any of its {len(pdf)} page(s) (scanned? OCR is not enabled)")
     finally:
         pdf.close()
 
@@ -150,6 +150,7 @@ def ingest_source(store: KnowledgeStore, document_id: str, path: Path, max_bytes
         sha256=sha,
         size_bytes=path.stat().st_size,
         media_type=media_type or mimetypes.guess_type(path.name)[0] or "application/octet-stream",
+        title_given=bool(meta.get("title")),
         title=str(meta.pop("title", None) or path.stem),
         language=meta.pop("language", None),
         document_type=meta.pop("document_type", None),

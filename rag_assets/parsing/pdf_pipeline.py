@@ -11,9 +11,15 @@ Docling's own models are preferred when they can run: their weights are in
 ``artifacts_path`` (or the Hugging Face cache when no path is given) and
 their Python dependencies are installed.
 
-The pipeline class is StandardPdfPipeline with one stage swapped: heading
-levels from Docling's HeadingHierarchyModel are refined with French/English
-legal numbering (see ``text_repair.assign_heading_levels``).
+The OCR stage is ours too (``pdf_ocr.TextLayerOcrModel``): it leaves a good
+text layer alone, repairs fonts with a shifted ToUnicode map and OCRs with
+Tesseract only the pages whose text layer is missing or garbled. It runs
+before layout (Docling's order is layout, then OCR of layout regions) so the
+layout stage sees the repaired or OCR'd cells.
+
+The pipeline class is StandardPdfPipeline with that stage order and one stage
+swapped: heading levels from Docling's HeadingHierarchyModel are refined with
+French/English legal numbering (see ``text_repair.assign_heading_levels``).
 """
 
 from __future__ import annotations
@@ -31,16 +37,17 @@ from docling.datamodel.pipeline_options import (
     ThreadedPdfPipelineOptions,
 )
 from docling.document_converter import PdfFormatOption
-from docling.models.factories import get_layout_factory, get_table_structure_factory
+from docling.models.factories import get_layout_factory, get_ocr_factory, get_table_structure_factory
 from docling.models.factories.table_factory import TableStructureFactory
 from docling.models.plugins import defaults as docling_default_plugins
 from docling.models.stages.heading_hierarchy.heading_hierarchy_model import HeadingHierarchyModel
-from docling.pipeline.standard_pdf_pipeline import StandardPdfPipeline
+from docling.pipeline.standard_pdf_pipeline import RunContext, StandardPdfPipeline, ThreadedPipelineStage
 from docling.utils.pdf_outline import _PdfOutlineItem
 from docling_core.types.doc import DoclingDocument
 from docling_core.types.doc.page import SegmentedPdfPage
 
 from rag_assets.hashing import sha256_file
+from rag_assets.parsing import text_layer
 from rag_assets.parsing.pdf_layout import (
     ACCEPT_SCORE,
     HEADER_BAND,
@@ -49,6 +56,15 @@ from rag_assets.parsing.pdf_layout import (
     OnnxLayoutModel,
     OnnxLayoutOptions,
     default_model_path,
+)
+from rag_assets.parsing.pdf_ocr import (
+    EMPTY_PAGE_PICTURE_SHARE,
+    OCR_LINE_GAP,
+    OUTLINED_TEXT_SHAPES,
+    SCAN_PICTURE_SHARE,
+    TextLayerOcrModel,
+    TextLayerOcrOptions,
+    tesseract_status,
 )
 from rag_assets.parsing.pdf_tables import (
     GAP_CROSSING_SHARE,
@@ -78,12 +94,35 @@ class LegalHeadingHierarchyModel(HeadingHierarchyModel):
         return assign_heading_levels(document)
 
 
+def run_ocr_before_layout(stages: list[ThreadedPipelineStage]) -> None:
+    """Rewire preprocess -> layout -> ocr -> postprocess as preprocess -> ocr -> layout -> postprocess."""
+    by_name = {stage.name: stage for stage in stages}
+    preprocess, ocr, layout = by_name["preprocess"], by_name["ocr"], by_name["layout"]
+    postprocess = by_name["layout_postprocess"]
+    if preprocess._outputs == [ocr.input_queue] and ocr._outputs == [layout.input_queue]:
+        return  # already OCR first
+    if not (
+        preprocess._outputs == [layout.input_queue]
+        and layout._outputs == [ocr.input_queue]
+        and ocr._outputs == [postprocess.input_queue]
+    ):
+        raise RuntimeError("Docling's PDF stage wiring changed: cannot put the OCR stage before layout")
+    preprocess._outputs = [ocr.input_queue]
+    ocr._outputs = [layout.input_queue]
+    layout._outputs = [postprocess.input_queue]
+
+
 class RagPdfPipeline(StandardPdfPipeline):
-    """StandardPdfPipeline whose heading-hierarchy step knows legal numbering."""
+    """StandardPdfPipeline with OCR before layout and legal numbering in heading levels."""
 
     def _init_models(self) -> None:
         super()._init_models()
         self.heading_hierarchy_model = LegalHeadingHierarchyModel(self.pipeline_options.heading_hierarchy_options)
+
+    def _create_run_ctx(self) -> RunContext:
+        ctx = super()._create_run_ctx()
+        run_ocr_before_layout(ctx.stages)
+        return ctx
 
 
 def _importable_table_engines() -> dict[str, list[type]]:
@@ -120,7 +159,7 @@ def _table_factory(allow_external_plugins: bool) -> TableStructureFactory:
 
 
 def register_engines() -> None:
-    """Register our stages on Docling's layout and table factories (idempotent).
+    """Register our stages on Docling's layout, table and OCR factories (idempotent).
 
     The factories are cached per ``allow_external_plugins`` value, so both
     instances get the classes.
@@ -132,6 +171,9 @@ def register_engines() -> None:
         table_factory = _table_factory(allow)
         if RulingTableOptions not in table_factory.classes:
             table_factory.register(RulingTableStructureModel, _PLUGIN_NAME, __name__)
+        ocr_factory = get_ocr_factory(allow_external_plugins=allow)
+        if TextLayerOcrOptions not in ocr_factory.classes:
+            ocr_factory.register(TextLayerOcrModel, _PLUGIN_NAME, __name__)
 
 
 def _has_modules(*names: str) -> bool:
@@ -179,8 +221,9 @@ def pdf_pipeline_options(artifacts_path: str | None = None) -> ThreadedPdfPipeli
     use_docling_tables = docling_tables_available(artifacts_path)
     return ThreadedPdfPipelineOptions(
         artifacts_path=artifacts_path,
-        # Text PDFs only: OCR engines need weights this machine cannot fetch.
-        do_ocr=False,
+        # Our OCR stage: checks every page's text layer, Tesseract only where it cannot be trusted.
+        do_ocr=True,
+        ocr_options=TextLayerOcrOptions(),
         do_table_structure=True,
         layout_options=LayoutObjectDetectionOptions() if use_docling_layout else OnnxLayoutOptions(),
         table_structure_options=TableStructureOptions() if use_docling_tables else RulingTableOptions(),
@@ -234,10 +277,43 @@ def pdf_pipeline_description(artifacts_path: str | None = None) -> dict[str, Any
             "mode": str(options.table_structure_options.mode.value),  # type: ignore[attr-defined]
             "artifacts_path": artifacts_path,
         }
+    ocr_options = options.ocr_options
+    assert isinstance(ocr_options, TextLayerOcrOptions)
+    tesseract_version, unavailable = tesseract_status(ocr_options)
+    ocr = {
+        "engine": ocr_options.kind,
+        "order": "before layout",
+        "text_layer_check": {
+            "module": text_layer.__name__,
+            "shifts": list(text_layer.SHIFTS),
+            "min_words": text_layer.MIN_WORDS,
+            "ok_score": text_layer.OK_SCORE,
+            "shift_score": text_layer.SHIFT_SCORE,
+            "shift_gain": text_layer.SHIFT_GAIN,
+            "shift_distinct": text_layer.SHIFT_DISTINCT,
+            "garbled_min_words": text_layer.GARBLED_MIN_WORDS,
+            "garbled_score": text_layer.GARBLED_SCORE,
+            "vowel_range": list(text_layer.VOWEL_RANGE),
+            "long_word": text_layer.LONG_WORD,
+            "long_word_share": text_layer.LONG_WORD_SHARE,
+            "unmapped_share": text_layer.UNMAPPED_SHARE,
+            "empty_page_picture_share": EMPTY_PAGE_PICTURE_SHARE,
+            "scan_picture_share": SCAN_PICTURE_SHARE,
+            "outlined_text_shapes": OUTLINED_TEXT_SHAPES,
+        },
+        "ocr_engine": "tesseract (docling TesseractOcrCliModel, full page)",
+        "tesseract_version": tesseract_version,
+        "languages": list(ocr_options.lang),
+        "scale": ocr_options.scale,
+        "ocr_line_gap": OCR_LINE_GAP,
+        "available": unavailable is None,
+    }
+    if unavailable is not None:
+        ocr["unavailable"] = unavailable
     return {
-        "pipeline": "docling.StandardPdfPipeline (rag_assets.RagPdfPipeline: legal heading levels)",
+        "pipeline": "docling.StandardPdfPipeline (rag_assets.RagPdfPipeline: OCR before layout, legal heading levels)",
         "backend": "docling-parse",
-        "ocr": False,
+        "ocr": ocr,
         "layout": layout,
         "table_structure": table,
         "heading_hierarchy": "docling HeadingHierarchyModel, then legal numbering ranks",
@@ -255,4 +331,5 @@ __all__ = [
     "pdf_pipeline_options",
     "register_engines",
     "repair_text",
+    "run_ocr_before_layout",
 ]

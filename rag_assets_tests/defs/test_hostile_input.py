@@ -6,10 +6,11 @@ import shutil
 
 import pytest
 from fpdf import FPDF
-from PIL import Image, ImageDraw
+from PIL import Image, ImageDraw, ImageFont
 
 from rag_assets.client import KnowledgeBase
 from rag_assets.defs.runner import ingest, open_instance
+from rag_assets.parsing.pdf_ocr import tesseract_status
 from rag_assets.planning import aliases_of
 from rag_assets.settings import SAMPLES_DIR
 from rag_assets.store import KnowledgeStore
@@ -84,16 +85,40 @@ def test_pdf_that_is_really_html(small_kb, tmp_path):
     assert outcome.status == "failed" and "page.pdf: has a .pdf extension but its content is HTML" in outcome.message
 
 
-def test_scanned_pdf_without_text_layer(small_kb, tmp_path):
-    image = Image.new("RGB", (800, 400), "white")
-    ImageDraw.Draw(image).text((40, 40), "Franchise inondation 5 000 EUR", fill="black")
-    image.save(tmp_path / "scan.png")
+def scanned_pdf(path, text):
+    """A PDF holding only a picture of ``text`` (no text layer)."""
+    image = Image.new("L", (1400, 200), "white")
+    ImageDraw.Draw(image).text((40, 60), text, fill="black", font=ImageFont.load_default(size=56))
+    image.save(path.with_suffix(".png"))
     pdf = FPDF()
     pdf.add_page()
-    pdf.image(str(tmp_path / "scan.png"), x=10, y=10, w=180)
-    pdf.output(str(tmp_path / "scan.pdf"))
+    pdf.image(str(path.with_suffix(".png")), x=10, y=100, w=190)  # mid-page: not a running header
+    pdf.output(str(path))
+
+
+def test_scanned_pdf_is_ocrd(small_kb, tmp_path):
+    _, unavailable = tesseract_status()
+    if unavailable is not None:
+        pytest.skip(f"OCR unavailable ({unavailable}); install tesseract-ocr tesseract-ocr-fra tesseract-ocr-eng")
+    scanned_pdf(tmp_path / "scan.pdf", "Franchise inondation 5 000 EUR")
     outcome = ingest_one(small_kb, tmp_path / "scan.pdf")
-    assert outcome.status == "failed" and "scan.pdf: PDF has no text layer" in outcome.message
+    assert outcome.status == "indexed"
+    assert any(w.startswith("scan.pdf: page 1: scanned") and "OCR'd with Tesseract (fra+eng)" in w
+               for w in outcome.warnings)
+    hits = KnowledgeBase.open(small_kb[0].store).search("franchise inondation", k=3,
+                                                         filters={"document_ids": [outcome.document_id]})
+    assert hits
+
+
+def test_scan_with_nothing_readable_is_refused_by_name(small_kb, tmp_path):
+    # Conversions run in a fork server: PATH cannot be changed for them here, so "nothing readable"
+    # is a picture without text (OCR finds none, or is unavailable: refused either way).
+    scanned_pdf(tmp_path / "scan-illisible.pdf", "")
+    outcome = ingest_one(small_kb, tmp_path / "scan-illisible.pdf")
+    assert outcome.status == "failed"
+    assert "scan-illisible.pdf: document converted to nothing: no readable page" in outcome.message
+    _, unavailable = tesseract_status()
+    assert ("OCR unavailable" in outcome.message) == (unavailable is not None)
 
 
 def test_file_over_the_size_limit(small_kb, tmp_path):
