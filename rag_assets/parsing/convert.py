@@ -3,17 +3,29 @@
 from __future__ import annotations
 
 import importlib.metadata
+import multiprocessing
+import os
+import pickle
 import shutil
+import signal
+import threading
 import time
+import traceback
 from dataclasses import dataclass
 from functools import lru_cache
+from multiprocessing import reduction
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from docling_core.types.doc import DoclingDocument, ImageRefMode
 
 from rag_assets.errors import DocumentError
 from rag_assets.language import detect_language
+from rag_assets.parsing.structure import apply_structure, document_title
 from rag_assets.store import write_json_atomic
+
+if TYPE_CHECKING:
+    from rag_assets.parsing.pdf_ocr import TextLayerReport
 
 DOCUMENT_FILE = "document.json"
 MANIFEST_FILE = "manifest.json"
@@ -23,6 +35,10 @@ MANIFEST_FILE = "manifest.json"
 class ConversionResult:
     document: DoclingDocument
     manifest: dict
+
+    @property
+    def warnings(self) -> list[str]:
+        return list(self.manifest.get("warnings", []))
 
 
 @lru_cache(maxsize=2)
@@ -50,14 +66,22 @@ def pipeline_description(artifacts_path: str | None = None) -> dict:
 
 
 def convert(source_path: Path, display_name: str, artifacts_path: str | None = None) -> DoclingDocument:
+    return convert_with_report(source_path, display_name, artifacts_path)[0]
+
+
+def convert_with_report(
+    source_path: Path, display_name: str, artifacts_path: str | None = None
+) -> tuple[DoclingDocument, TextLayerReport]:
+    """The converted document and what the PDF OCR stage did to its pages (repairs, OCR, unreadable)."""
     from docling.datamodel.base_models import ConversionStatus
 
+    from rag_assets.parsing.pdf_ocr import TextLayerReport, collect_text_layer_report
     from rag_assets.parsing.text_repair import repair_text
 
     if Path(source_path).suffix.lower() == ".jsonl":  # record collection (BEIR corpus): not Docling's
         from rag_assets.parsing.records import convert_records
 
-        return convert_records(source_path, display_name)
+        return convert_records(source_path, display_name), TextLayerReport()
     try:
         result = _converter(artifacts_path).convert(str(source_path), raises_on_error=False)
     except Exception as exc:  # Docling raises many types for unreadable input
@@ -65,7 +89,7 @@ def convert(source_path: Path, display_name: str, artifacts_path: str | None = N
     if result.status not in (ConversionStatus.SUCCESS, ConversionStatus.PARTIAL_SUCCESS):
         reasons = "; ".join(e.error_message for e in result.errors) or str(result.status)
         raise DocumentError(display_name, f"Docling conversion failed ({reasons})")
-    return repair_text(result.document)
+    return repair_text(result.document), collect_text_layer_report(result)
 
 
 def body_text(document: DoclingDocument) -> str:
@@ -81,11 +105,12 @@ def convert_and_save(
 ) -> ConversionResult:
     """Convert, save document.json with pictures under artifacts/, and a manifest of what produced it."""
     started = time.perf_counter()
-    document = convert(source_path, display_name, artifacts_path)
+    document, text_layer = convert_with_report(source_path, display_name, artifacts_path)
+    records = source_path.suffix.lower() == ".jsonl"
+    structure = {} if records else apply_structure(document)
     text = body_text(document)
     if not text.strip() and not document.tables:
-        reason = "no text layer (scanned PDF? OCR is not enabled)" if source_path.suffix.lower() == ".pdf" else "no text"
-        raise DocumentError(display_name, f"document converted to nothing: {reason}")
+        raise DocumentError(display_name, f"document converted to nothing: {_why_nothing(source_path, text_layer)}")
     staging = out_dir.with_name(out_dir.name + ".staging")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
@@ -98,6 +123,10 @@ def convert_and_save(
         "tables": len(document.tables),
         "pictures": len(document.pictures),
         "detected_language": detect_language(text),
+        "title": None if records else document_title(document, _metadata_title(source_path)),
+        **structure,
+        **text_layer.to_manifest(),
+        "warnings": text_layer.warnings(),
         "seconds": round(time.perf_counter() - started, 3),
     }
     write_json_atomic(staging / MANIFEST_FILE, manifest)
@@ -106,5 +135,183 @@ def convert_and_save(
     return ConversionResult(document=document, manifest=manifest)
 
 
+def _metadata_title(source_path: Path) -> str | None:
+    if source_path.suffix.lower() != ".pdf":
+        return None
+    import pypdfium2
+
+    pdf = pypdfium2.PdfDocument(str(source_path))
+    try:
+        return pdf.get_metadata_dict().get("Title") or None
+    finally:
+        pdf.close()
+
+
+def _why_nothing(source_path: Path, text_layer: TextLayerReport) -> str:
+    from rag_assets.parsing.pdf_ocr import install_hint
+
+    if source_path.suffix.lower() != ".pdf":
+        return "no text"
+    if text_layer.ocr_unavailable:
+        return (f"no readable page: no text layer and OCR unavailable ({text_layer.ocr_unavailable}: "
+                f"{install_hint(text_layer.languages)})")
+    if text_layer.ocr_pages or text_layer.pages:
+        return "no readable page: no text layer, and OCR (Tesseract) found no text"
+    return "no readable page: no text on any page"
+
+
 def load_document(out_dir: Path) -> DoclingDocument:
     return DoclingDocument.load_from_json(out_dir / DOCUMENT_FILE)
+
+
+# --- One conversion per child process, stopped at a time limit --------------------------------
+#
+# A Python thread cannot be stopped, and Docling's `document_timeout` is only checked between PDF
+# pages (never for DOCX/HTML), so each conversion runs in a process of its own, which can be
+# killed. Processes come from a multiprocessing fork server that imports Docling and builds the
+# converter once (`conversion_server`) and has no thread of Dagster's, so forking it is safe and a
+# conversion starts warm. Written on Process + Pipe rather than concurrent.futures: a
+# ProcessPoolExecutor cannot stop a running task, does not say which signal killed a worker, and
+# cannot return an exception whose __init__ pickle cannot replay (DocumentError(path, reason)).
+
+SERVER_PRELOAD = ["docling.document_converter", "rag_assets.parsing.pdf_pipeline", "rag_assets.parsing.conversion_server"]
+TIMEOUT_SETTING = "RAG_ASSETS_CONVERT_TIMEOUT_S"
+EXIT_GRACE_S = 10.0  # a child that has replied (or closed its end) gets this long to exit
+
+
+class ConversionProcessTraceback(Exception):
+    """Set as __cause__ of an exception re-raised from the conversion process: its traceback there."""
+
+
+@lru_cache(maxsize=1)
+def _process_context():
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(SERVER_PRELOAD)  # read once, when the server starts
+    return context
+
+
+def start_conversion_server() -> None:
+    """Start the fork server now (it imports Docling: seconds) instead of at the first conversion;
+    returns once it is ready."""
+    process = _process_context().Process(target=int, name="conversion server check")
+    process.start()  # returns when the server, past its imports, has forked the process
+    process.join()
+
+
+def convert_and_save_with_limit(
+    source_path: Path,
+    display_name: str,
+    out_dir: Path,
+    provenance: dict,
+    timeout_s: float,
+    artifacts_path: str | None = None,
+) -> dict:
+    """`convert_and_save` in a child process given `timeout_s` seconds; returns the manifest (the
+    child saved the document). A record collection (.jsonl) never reaches Docling: converted here.
+
+    As with any non-fork start method, the child imports the caller's main script (as
+    `__mp_main__`): a script calling this must keep its work under `if __name__ == "__main__":`."""
+    if Path(source_path).suffix.lower() == ".jsonl":
+        return convert_and_save(source_path, display_name, out_dir, provenance, artifacts_path).manifest
+    context = _process_context()
+    conn, child_conn = context.Pipe()  # duplex: a socket pair, which can also carry file descriptors
+    process = context.Process(
+        target=_convert_in_child,
+        name=f"convert {display_name}",
+        args=(child_conn, Path(source_path), display_name, Path(out_dir), provenance, artifacts_path),
+    )
+    process.start()  # the first time, returns once the fork server has imported Docling
+    child_conn.close()
+    settled = False  # the child replied or closed its end: it is exiting by itself
+    try:
+        _send_stdio(conn)
+        if not conn.poll(timeout_s):  # True on a reply, and on EOF when the child dies
+            _kill(process)
+            shutil.rmtree(out_dir.with_name(out_dir.name + ".staging"), ignore_errors=True)  # convert_and_save's
+            raise DocumentError(display_name, f"conversion took longer than the {timeout_s:g} s limit "
+                                              f"({TIMEOUT_SETTING}); stopped")
+        settled = True
+        try:
+            kind, payload, child_traceback = conn.recv()
+        except EOFError:
+            process.join(EXIT_GRACE_S)
+            code = process.exitcode
+            if code is not None and code < 0:
+                raise DocumentError(display_name, f"conversion process died (signal {-code})") from None
+            raise DocumentError(display_name, f"conversion process exited (code {code}) without a result") from None
+    finally:
+        conn.close()
+        if settled:
+            process.join(EXIT_GRACE_S)
+        if process.is_alive():  # interrupted while waiting (run terminated, Ctrl-C), or stuck on its way out
+            _kill(process)
+        process.join()
+    if kind == "error":
+        raise _rebuilt_exception(payload) from ConversionProcessTraceback(child_traceback)
+    return payload
+
+
+def _convert_in_child(conn, source_path, display_name, out_dir, provenance, artifacts_path) -> None:
+    os.setpgid(0, 0)  # a group of its own, so a stop also reaches the tesseract processes it runs
+    threading.Thread(target=_exit_with_parent, daemon=True).start()
+    for fd in (1, 2):  # write where the parent writes now (a Dagster run's captured logs, a terminal)
+        received = reduction.recv_handle(conn)
+        os.dup2(received, fd)
+        os.close(received)
+    try:
+        reply = ("manifest", convert_and_save(source_path, display_name, out_dir, provenance, artifacts_path).manifest, "")
+    except Exception as exc:  # noqa: BLE001 - every error goes back to the parent
+        reply = ("error", _portable_exception(exc), traceback.format_exc())
+    conn.send(reply)
+    conn.close()
+
+
+def _exit_with_parent() -> None:
+    """A parent killed outright (SIGKILL) cannot stop its conversion: the conversion stops itself."""
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        parent.join()  # returns when the process that asked for the conversion is gone
+        os.killpg(0, signal.SIGKILL)
+
+
+def _send_stdio(conn) -> None:
+    for fd in (1, 2):
+        try:
+            reduction.send_handle(conn, fd, None)  # the destination pid is only used on Windows
+        except OSError:  # the parent has no such stream
+            with open(os.devnull, "wb") as null:
+                reduction.send_handle(conn, null.fileno(), None)
+
+
+def _kill(process) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except OSError:  # the child has not made its group yet
+        process.kill()
+    process.join()
+
+
+def _portable_exception(exc: BaseException):
+    """The exception when it survives pickling, else (type, args, attributes): unpickling calls
+    type(*args), which fails for an __init__ taking other arguments, e.g. DocumentError(path, reason)."""
+    try:
+        candidates = (exc, (type(exc), exc.args, dict(vars(exc))))
+    except TypeError:  # no __dict__
+        candidates = (exc,)
+    for payload in candidates:
+        try:
+            pickle.loads(pickle.dumps(payload))
+            return payload
+        except Exception:  # noqa: BLE001 - any pickling failure: try the next form
+            continue
+    return RuntimeError(f"{type(exc).__name__}: {exc}")
+
+
+def _rebuilt_exception(payload) -> BaseException:
+    if isinstance(payload, BaseException):
+        return payload
+    cls, args, attributes = payload
+    exc = cls.__new__(cls, *args)  # what unpickling does, without calling __init__
+    exc.args = args
+    exc.__dict__.update(attributes)
+    return exc
