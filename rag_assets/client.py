@@ -20,7 +20,7 @@ from rag_assets.errors import StoreMismatchError
 from rag_assets.filters import SearchFilters
 from rag_assets.fusion import children_to_parents, rrf
 from rag_assets.lexical import LexicalIndex
-from rag_assets.pipeline import PARENT_JSON_COLUMNS
+from rag_assets.pipeline import PARENT_JSON_COLUMNS, document_title
 from rag_assets.settings import load_settings
 from rag_assets.sources import load_source_record
 from rag_assets.publication import published_path, read_publication
@@ -98,9 +98,10 @@ class KnowledgeBase:
                 continue
             folder = self.store.root / entry["path"]
             record = load_source_record(self.store, document_id)
-            documents[document_id] = record.to_dict()
+            title = document_title(self.store, record)
+            documents[document_id] = {**record.to_dict(), "title": title}
             for row in read_rows(folder / "parents.parquet", PARENT_JSON_COLUMNS):
-                parents[row["parent_id"]] = {**row, "document_title": record.title}
+                parents[row["parent_id"]] = {**row, "document_title": title}
             for row in read_rows(folder / "children.parquet"):
                 children[row["child_id"]] = row
         if check:

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from docling_core.types.doc import DocItem, SectionHeaderItem, TitleItem
+from docling_core.types.doc import DocItem, PictureItem, RefItem, SectionHeaderItem, TableItem, TitleItem
+from docling_core.types.doc.document import ContentLayer
 import pyarrow.compute as pc
 
 from rag_assets.chunking import ParentChunker
@@ -21,7 +23,7 @@ from rag_assets.embedding import VectorCache, cache_path_for, get_embedder
 from rag_assets.hashing import sha256_file, short_id
 from rag_assets.lexical import LexicalDoc, LexicalIndex
 from rag_assets.publication import publish, published_version, withdraw
-from rag_assets.parsing.convert import convert_and_save, load_document
+from rag_assets.parsing.convert import convert_and_save_with_limit, load_document
 from rag_assets.sections import Parent, build_parents
 from rag_assets.settings import Settings
 from rag_assets.sources import SourceRecord, ingest_source, load_source_record
@@ -32,12 +34,38 @@ from rag_assets.versions import CODE_VERSIONS
 PARENT_JSON_COLUMNS = ("blocks",)
 
 
+# The checks each stage reports, and whether a failure refuses the document (blocking).
+STAGE_CHECKS: dict[str, dict[str, bool]] = {
+    "parents": {"parents_cover_body": True, "no_table_split": True},
+    "children": {"offsets_partition_parents": True, "children_within_token_budget": False,
+                 "every_child_has_one_parent": True},
+    "dense_embeddings": {"embeddings_match_children": True, "vectors_unit_norm": True, "model_recorded": True},
+    "lexical_index": {"lexical_count_matches_children": True},
+    "publication": {"published_version_complete": True, "no_other_version_left": True},
+}
+
+
+@dataclass(frozen=True)
+class Check:
+    """One asset check's outcome. ``blocking`` checks guard against text lost, duplicated or
+    unreadable (the document is refused); the others keep the document and warn."""
+
+    passed: bool
+    description: str  # what was found, naming items and pages when it failed
+    blocking: bool = True
+
+
 @dataclass
 class StageResult:
     data_version: str
     metadata: dict
-    checks: dict = field(default_factory=dict)  # check name -> (passed, description)
+    checks: dict[str, Check] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)  # processed, but a person should know
+
+    def __post_init__(self) -> None:
+        for name, check in self.checks.items():
+            if not check.passed and not check.blocking:
+                self.warnings.append(f"{name}: {check.description}")
 
 
 def _store(settings: Settings) -> KnowledgeStore:
@@ -72,10 +100,10 @@ def run_docling_document(settings: Settings, document_id: str) -> StageResult:
         "source_sha256": record.sha256,
         "code_version": CODE_VERSIONS["docling_document"],
     }
-    result = convert_and_save(Path(record.stored_path), record.file_name, store.docling_dir(document_id), provenance)
-    manifest = result.manifest
+    manifest = convert_and_save_with_limit(Path(record.stored_path), record.file_name, store.docling_dir(document_id),
+                                          provenance, settings.convert_timeout_s)
     version = short_id(record.sha256, manifest["pipeline"], CODE_VERSIONS["docling_document"])
-    warnings = []
+    warnings = [f"{record.file_name}: {w}" for w in manifest.get("warnings", [])]
     if record.language and record.language != manifest["detected_language"]:
         warnings.append(f"{record.file_name}: declared language '{record.language}' but the text reads as "
                         f"'{manifest['detected_language']}'; indexed with the declared language's analyzer")
@@ -91,6 +119,14 @@ def run_docling_document(settings: Settings, document_id: str) -> StageResult:
             "path": str(store.docling_dir(document_id)),
         },
     )
+
+
+def document_title(store: KnowledgeStore, record: SourceRecord) -> str:
+    """The sidecar's title, else the title read from the document itself, else the file name."""
+    if record.title_given:
+        return record.title
+    manifest = store.docling_dir(record.document_id) / "manifest.json"
+    return (read_json(manifest).get("title") if manifest.exists() else None) or record.title
 
 
 def document_language(store: KnowledgeStore, document_id: str) -> str:
@@ -117,38 +153,76 @@ def run_parents(settings: Settings, document_id: str) -> StageResult:
     }
     rows = [p.to_row() for p in parents]
     write_rows(store.parents_path(document_id), rows, provenance, PARENT_JSON_COLUMNS)
-    body_refs = _body_refs(document)
-    covered = [r for p in parents for r in p.item_refs]
-    table_refs = [r for p in parents for b in p.blocks if b.kind == "table" for r in b.refs if "/tables/" in r]
+    body = _body_items(document)
+    placed = Counter(r for p in parents for r in p.item_refs)
+    lost = [ref for ref in body if placed[ref] == 0]
+    repeated = [ref for ref in body if placed[ref] > 1]
+    table_refs = Counter(r for p in parents for b in p.blocks if b.kind == "table" for r in b.refs if "/tables/" in r)
+    split = [ref for ref, n in table_refs.items() if n > 1]
+    pictures = [item for item in document.pictures if item.content_layer == ContentLayer.BODY]
+    bare = [item for item in pictures if not item.caption_text(document).strip()]
     return StageResult(
         data_version=short_id([p.parent_id for p in parents]),
         metadata={
             "parents": len(parents),
             "tables": sum(p.table_count for p in parents),
+            "pictures": len(pictures),
+            "pictures_without_caption": _pages_summary(bare),
             "max_heading_depth": max((len(p.heading_path) for p in parents), default=0),
         },
         checks={
-            "parents_cover_body": (
-                set(covered) >= body_refs and len(covered) == len(set(covered)),
-                f"{len(set(covered))} of {len(body_refs)} body items in exactly one parent",
+            "parents_cover_body": Check(
+                not lost and not repeated,
+                f"{len(body) - len(lost) - len(repeated)} of {len(body)} body text items in exactly one parent"
+                + (f"; in no parent: {_describe_items(document, lost)}" if lost else "")
+                + (f"; in several parents: {_describe_items(document, repeated)}" if repeated else ""),
             ),
-            "no_table_split": (
-                len(table_refs) == len(set(table_refs)),
-                f"{len(set(table_refs))} tables, each in one parent",
+            "no_table_split": Check(
+                not split,
+                f"{len(table_refs)} tables, each in one parent"
+                + (f"; split across parents: {_describe_items(document, split)}" if split else ""),
             ),
         },
     )
 
 
-def _body_refs(document) -> set[str]:
-    refs = set()
+def _body_items(document) -> dict[str, DocItem]:
+    """Body items that carry text (a caption-less picture has none to lose)."""
+    items = {}
     for item, _ in document.iterate_items():
         if not isinstance(item, DocItem) or isinstance(item, (TitleItem, SectionHeaderItem)):
             continue
-        if getattr(item, "text", None) is not None and not item.text.strip():
+        if isinstance(item, TableItem):
+            if not any(c.text.strip() for c in item.data.table_cells):
+                continue
+        elif isinstance(item, PictureItem):
+            if not item.caption_text(document).strip():
+                continue
+        elif not (getattr(item, "text", None) or "").strip():
             continue
-        refs.add(item.self_ref)
-    return refs
+        items[item.self_ref] = item
+    return items
+
+
+def _item_page(item) -> int | None:
+    return item.prov[0].page_no if getattr(item, "prov", None) else None
+
+
+def _describe_items(document, refs: list[str], limit: int = 5) -> str:
+    """'#/texts/41 (p. 12) "Franchise …"' for the first few items."""
+    parts = []
+    for ref in refs[:limit]:
+        item = RefItem(cref=ref).resolve(document)
+        text = " ".join((getattr(item, "text", "") or "").split())
+        page = _item_page(item)
+        parts.append(f'{ref}{f" (p. {page})" if page else ""}' + (f' "{text[:60]}{"…" if len(text) > 60 else ""}"' if text else ""))
+    more = f" and {len(refs) - limit} more" if len(refs) > limit else ""
+    return ", ".join(parts) + more
+
+
+def _pages_summary(items) -> str | None:
+    pages = sorted({p for p in (_item_page(i) for i in items) if p is not None})
+    return f"{len(items)} (pages {', '.join(map(str, pages))})" if items else None
 
 
 def load_parents(store: KnowledgeStore, document_id: str) -> list[dict]:
@@ -164,11 +238,12 @@ def run_children(settings: Settings, document_id: str) -> StageResult:
     embedder = get_embedder(settings.embedder)
     record = load_source_record(store, document_id)
     chunker = ParentChunker(embedder.count_tokens, settings.child_max_tokens)
+    title = document_title(store, record)
     parent_rows = load_parents(store, document_id)
     children = []
     for row in parent_rows:
         parent = Parent.from_row(row)
-        children.extend(chunker.chunk(parent, title=record.title))
+        children.extend(chunker.chunk(parent, title=title))
     version = short_id(sorted(c.child_id for c in children))
     rows = [{**c.to_row(), "version": version} for c in children]
     provenance = {
@@ -180,20 +255,31 @@ def run_children(settings: Settings, document_id: str) -> StageResult:
     }
     write_rows(store.children_path(document_id), rows, provenance)
     texts = {r["parent_id"]: r["text"] for r in parent_rows}
+    over = [c for c in children if c.token_count > settings.child_max_tokens]
+    tokens = sum(c.token_count for c in children)
+    pages = read_json(store.docling_dir(document_id) / "manifest.json").get("pages")
     return StageResult(
         data_version=version,
         metadata={
             "children": len(children),
+            "tokens": tokens,
+            # what embedding this document costs per page (comparable across documents)
+            "tokens_per_page": round(tokens / pages) if pages else None,
             "max_tokens_seen": max((c.token_count for c in children), default=0),
             "table_children": sum(c.kind == "table" for c in children),
         },
         checks={
             "offsets_partition_parents": _offsets_partition(rows, texts),
-            "children_within_token_budget": (
-                all(c.token_count <= settings.child_max_tokens for c in children),
-                f"max {max((c.token_count for c in children), default=0)} ≤ {settings.child_max_tokens} tokens",
+            # A child over budget is still indexed (the embedder truncates its end): warn.
+            "children_within_token_budget": Check(
+                not over,
+                f"max {max((c.token_count for c in children), default=0)} of {settings.child_max_tokens} tokens"
+                + (f"; {len(over)} over budget, kept: " + ", ".join(
+                    f"{c.child_id} (p. {', '.join(map(str, c.pages))}, {c.token_count} tokens)" for c in over[:5])
+                   if over else ""),
+                blocking=False,
             ),
-            "every_child_has_one_parent": (
+            "every_child_has_one_parent": Check(
                 all(c.parent_id in texts for c in children),
                 f"{len(children)} children, {len(texts)} parents",
             ),
@@ -201,7 +287,7 @@ def run_children(settings: Settings, document_id: str) -> StageResult:
     )
 
 
-def _offsets_partition(children: list[dict], parent_texts: dict[str, str]) -> tuple[bool, str]:
+def _offsets_partition(children: list[dict], parent_texts: dict[str, str]) -> Check:
     by_parent: dict[str, list[dict]] = {}
     for child in children:
         by_parent.setdefault(child["parent_id"], []).append(child)
@@ -215,7 +301,8 @@ def _offsets_partition(children: list[dict], parent_texts: dict[str, str]) -> tu
             position = end
         if position != len(text):
             bad.append(parent_id)
-    return (not bad, f"{len(parent_texts) - len(bad)} of {len(parent_texts)} parents exactly partitioned")
+    return Check(not bad, f"{len(parent_texts) - len(bad)} of {len(parent_texts)} parents exactly partitioned"
+                 + (f"; text lost or repeated in parents {', '.join(bad[:5])}" if bad else ""))
 
 
 def run_dense_embeddings(settings: Settings, document_id: str, progress=None) -> StageResult:
@@ -260,12 +347,12 @@ def run_dense_embeddings(settings: Settings, document_id: str, progress=None) ->
             "seconds": round(time.perf_counter() - started, 3),
         },
         checks={
-            "embeddings_match_children": (
+            "embeddings_match_children": Check(
                 stored.num_rows == len(children) and set(stored["child_id"].to_pylist()) == {c["child_id"] for c in children},
                 f"{stored.num_rows} rows for {len(children)} children",
             ),
-            "vectors_unit_norm": (bool(np.all(np.abs(norms - 1) < 1e-3)), f"{len(norms)} vectors, norms within 1e-3 of 1"),
-            "model_recorded": (
+            "vectors_unit_norm": Check(bool(np.all(np.abs(norms - 1) < 1e-3)), f"{len(norms)} vectors, norms within 1e-3 of 1"),
+            "model_recorded": Check(
                 stored.num_rows == 0 or set(stored["model"].to_pylist()) == {model},
                 model,
             ),
@@ -303,7 +390,7 @@ def run_lexical_index(settings: Settings, document_id: str) -> StageResult:
         data_version=short_id(version, language),
         metadata={"entries": count, "language": language},
         checks={
-            "lexical_count_matches_children": (count == len(children), f"{count} entries for {len(children)} children"),
+            "lexical_count_matches_children": Check(count == len(children), f"{count} entries for {len(children)} children"),
         },
     )
 
@@ -337,8 +424,8 @@ def run_publication(settings: Settings, document_id: str) -> StageResult:
         data_version=version,
         metadata={"version": version, "previous_version": previous, "published_at": entry["published_at"], **counts},
         checks={
-            "published_version_complete": (consistent, f"{counts}"),
-            "no_other_version_left": (leftovers == (0, 0), f"{leftovers[0]} dense and {leftovers[1]} lexical rows of other versions"),
+            "published_version_complete": Check(consistent, f"{counts}"),
+            "no_other_version_left": Check(leftovers == (0, 0), f"{leftovers[0]} dense and {leftovers[1]} lexical rows of other versions"),
         },
     )
 

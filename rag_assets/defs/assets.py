@@ -24,17 +24,11 @@ from rag_assets.errors import DocumentError
 from rag_assets.versions import CODE_VERSIONS
 
 GROUP = "ingestion"
-CHECKS = {
-    "parents": ["parents_cover_body", "no_table_split"],
-    "children": ["offsets_partition_parents", "children_within_token_budget", "every_child_has_one_parent"],
-    "dense_embeddings": ["embeddings_match_children", "vectors_unit_norm", "model_recorded"],
-    "lexical_index": ["lexical_count_matches_children"],
-    "publication": ["published_version_complete", "no_other_version_left"],
-}
 
 
 def _specs(asset_name: str) -> list[AssetCheckSpec]:
-    return [AssetCheckSpec(name, asset=asset_name, blocking=True) for name in CHECKS.get(asset_name, [])]
+    return [AssetCheckSpec(name, asset=asset_name, blocking=blocking)
+            for name, blocking in pipeline.STAGE_CHECKS.get(asset_name, {}).items()]
 
 
 def _result(context: AssetExecutionContext, stage: str, result: pipeline.StageResult) -> MaterializeResult:
@@ -49,9 +43,9 @@ def _result(context: AssetExecutionContext, stage: str, result: pipeline.StageRe
         metadata=metadata,
         data_version=DataVersion(result.data_version),
         check_results=[
-            AssetCheckResult(check_name=name, passed=bool(passed), description=description,
-                             severity=AssetCheckSeverity.ERROR)
-            for name, (passed, description) in result.checks.items()
+            AssetCheckResult(check_name=name, passed=check.passed, description=check.description,
+                             severity=AssetCheckSeverity.ERROR if check.blocking else AssetCheckSeverity.WARN)
+            for name, check in result.checks.items()
         ],
     )
 

@@ -9,7 +9,8 @@ import pytest
 from dagster import AssetRecordsFilter
 
 from rag_assets.client import KnowledgeBase
-from rag_assets.defs.assets import CHECKS, ingestion_assets
+from rag_assets.defs.assets import ingestion_assets
+from rag_assets.pipeline import STAGE_CHECKS
 from rag_assets.defs.runner import ingest
 from rag_assets.dense import DenseIndex
 from rag_assets.lexical import LexicalIndex
@@ -41,7 +42,7 @@ def test_every_asset_check_passed_for_every_document(sample_kb):
             if e.dagster_event and e.dagster_event.event_type_value == "ASSET_CHECK_EVALUATION"
         ]
         names = {(e.asset_key.to_user_string(), e.check_name) for e in evaluations}
-        expected = {(asset, check) for asset, checks in CHECKS.items() for check in checks}
+        expected = {(asset, check) for asset, checks in STAGE_CHECKS.items() for check in checks}
         assert names == expected, outcome.path
         failed = [(e.check_name, e.description) for e in evaluations if not e.passed]
         assert failed == [], f"{outcome.path}: {failed}"
