@@ -3,9 +3,9 @@ Dagster then marks that asset (and what depends on it) stale."""
 
 CODE_VERSIONS = {
     "source_document": "1",
-    "docling_document": "1",
-    "parents": "1",
-    "children": "1",
+    "docling_document": "2",
+    "parents": "2",
+    "children": "2",
     "dense_embeddings": "1",
     "lexical_index": "1",
     "publication": "1",

@@ -226,7 +226,9 @@ def dataclass_replace(settings: Settings, **changes) -> Settings:
 def _golden_inputs(target: targets.GoldenTarget, kb: KnowledgeBase) -> dict:
     questions = load_questions(target.questions_path)
     documents = {d: (rec.get("original_path", ""), rec.get("file_name", "")) for d, rec in kb.documents.items()}
-    units = [TextUnit(pid, p["document_id"], p["text"]) for pid, p in kb.parents.items()]
+    # A section reads with its own heading ("1. Délai d'attente" + "Néant."): match both.
+    units = [TextUnit(pid, p["document_id"], "\n".join([*p["heading_path"][-1:], p["text"]]))
+             for pid, p in kb.parents.items()]
     qrels, evidence_units, unmatched = {}, {}, []
     for question in questions:
         if not question.judged:

@@ -48,6 +48,7 @@ from PIL import Image
 from rag_assets.parsing.pdf_tables import (
     Rules,
     Word,
+    build_grid,
     looks_tabular,
     page_rules,
     rules_in_bbox,
@@ -64,13 +65,18 @@ HEADER_BAND = 0.12  # share of page height where page headers/footers may sit
 TEXT_FIGURE_COVERAGE = 0.12  # text-line area share above which a "figure" is text
 LINE_GAP = 0.8  # max gap between lines of a paragraph, in line heights
 HEADING_TITLE_GAP = 4.5  # max gap between "Article 13" and its title, in line heights
+PROSE_CELL_WORDS = 20  # median words per cell from which a ruled region is prose, not a table
 _PAGE_NUMBER = re.compile(
     r"^(?:(?:page|p\.)\s*\d+(?:\s*(?:/|sur|of|de)\s*\d+)?|\d+\s*(?:/|sur|of)\s*\d+|[-–]?\s*\d{1,4}\s*[-–]?)$",
     re.IGNORECASE,
 )
 _MARKER = re.compile(r"^(?:[(\[]?(?:\d{1,3}|[a-zA-Z]|[ivxIVX]{1,4})[.)\]]|[•·▪‣◦–—-])$")
-_LIST_ITEM_START = re.compile(r"^(?:[-–—•·▪*]|\(?\d{1,3}[.)°]|\(?[a-z][.)])\s")
-_BULLET_START = re.compile(r"^[-–—•·▪*]\s")
+# Bullets as policies print them: dashes and dots, check marks and crosses (IPID sheets),
+# "o" sub-bullets, and the letters x/X a pictogram font decodes to.
+_BULLETS = r"[-–—•·▪*✓✔✗✘×■□●○◆◇➢➤►▶!]|[xXo](?=\s+\w)"
+_LIST_ITEM_START = re.compile(rf"^(?:{_BULLETS}|\(?\d{{1,3}}[.)°]|\(?[a-z][.)])\s")
+_BULLET_START = re.compile(rf"^(?:{_BULLETS})\s")
+_AMOUNT_ONLY = re.compile(r"^[\d\s.,%€$£/()+-]*(?:€|EUR|euros?|%|jours?|mois|ans?)?[\d\s.,%€$£/()+-]*$", re.IGNORECASE)
 _MATH = re.compile(r"[=+×÷∑∏√∫≤≥<>^∂∞±]")
 _FOOTNOTE_MARK = re.compile(r"^(?:\(\s?\d{1,3}\s?\)|\d{1,3}[).]?\s|\*+|[¹²³⁴⁵⁶⁷⁸⁹])")
 
@@ -241,6 +247,163 @@ def _shrink_to_rules(det: Detection, rules: Rules) -> Detection:
     return Detection(det.label, det.score, max(det.l, min(xs) - 2), t - 2, min(det.r, max(xs) + 2), b + 2)
 
 
+def _region_rules(rules: Rules, det: Detection, body_h: float) -> Rules:
+    """The region's rules; short ones (a square-root bar, an underline) do not make a table."""
+    det_rules = rules_in_bbox(rules, det.bbox)
+    return Rules(
+        horizontal=[r for r in det_rules.horizontal if r[2] - r[1] >= 0.3 * (det.r - det.l)],
+        vertical=[r for r in det_rules.vertical if r[2] - r[1] >= 2 * body_h],
+    )
+
+
+def _rule_components(rules: Rules, body_h: float) -> list[BoundingBox]:
+    """Bounding boxes of groups of touching rules: separate frames and grids on one page.
+
+    Rules connect where they cross or touch; stacked horizontal rules of one table
+    (rows ruled without verticals) connect when they overlap horizontally and are
+    at most two line heights apart. Groups of fewer than two rules are underlines.
+    """
+    boxes = [(x0 - 2, y - body_h, x1 + 2, y + body_h) for y, x0, x1 in rules.horizontal]
+    boxes += [(x - 2, y0 - 2, x + 2, y1 + 2) for x, y0, y1 in rules.vertical]
+    parent = list(range(len(boxes)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, a in enumerate(boxes):
+        for j in range(i + 1, len(boxes)):
+            b = boxes[j]
+            if a[0] <= b[2] and b[0] <= a[2] and a[1] <= b[3] and b[1] <= a[3]:
+                parent[find(j)] = find(i)
+    groups: dict[int, list[int]] = {}
+    for i in range(len(boxes)):
+        groups.setdefault(find(i), []).append(i)
+    regions = []
+    n_h = len(rules.horizontal)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        ys = [rules.horizontal[i][0] for i in members if i < n_h]
+        ys += [y for i in members if i >= n_h for y in rules.vertical[i - n_h][1:]]
+        xs = [x for i in members if i < n_h for x in rules.horizontal[i][1:]]
+        xs += [rules.vertical[i - n_h][0] for i in members if i >= n_h]
+        if max(ys) - min(ys) >= 1.5 * body_h:
+            regions.append(BoundingBox(l=min(xs), t=min(ys), r=max(xs), b=max(ys)))
+    return sorted(regions, key=lambda r: (r.t, r.l))
+
+
+def _word_blocks(words: Sequence[Word], body_h: float) -> list[BoundingBox]:
+    """Boxes of words set close together: lines of one block are under a line height
+    apart, the columns of one table a few line heights apart; separate blocks further."""
+    boxes = [(w.l - 1.5 * body_h, w.t - 0.4 * body_h, w.r + 1.5 * body_h, w.b + 0.4 * body_h) for w in words]
+    parent = list(range(len(boxes)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    order = sorted(range(len(boxes)), key=lambda i: boxes[i][1])
+    for k, i in enumerate(order):
+        a = boxes[i]
+        for j in order[k + 1 :]:
+            b = boxes[j]
+            if b[1] > a[3]:
+                break
+            if a[0] <= b[2] and b[0] <= a[2]:
+                parent[find(j)] = find(i)
+    groups: dict[int, list[Word]] = {}
+    for i, w in enumerate(words):
+        groups.setdefault(find(i), []).append(w)
+    return [_union_bbox(group) for group in groups.values()]
+
+
+def _is_prose(words: Sequence[Word], bbox: BoundingBox, rules: Rules) -> bool:
+    """A ruled region holding running text: a framed box (one column) or cells of
+    paragraphs (IPID sheets, boxed exclusion lists), not a table to read by rows."""
+    grid = build_grid(words, bbox, rules)
+    if grid is None:
+        return False
+    if grid.num_cols == 1:
+        return True
+    sizes = sorted(len(w) for w in (cell.words for cell in grid.cells) if w)
+    return bool(sizes) and sizes[len(sizes) // 2] >= PROSE_CELL_WORDS
+
+
+def _classify_region(
+    det: Detection,
+    rules: Rules,
+    page_words: Sequence[Word],
+    line_words: Sequence[Word],
+    bitmaps: Sequence[BoundingBox],
+    body_h: float,
+) -> list[tuple[DocItemLabel | None, float, Detection]]:
+    """What a detected figure/table region really is: a picture, table(s) or text.
+
+    Several separate ruled frames or grids in one detection are judged one by one;
+    a region of prose (framed text, boxed two-column sheets) becomes text hints
+    (label None), so its lines are grouped into paragraphs inside each frame.
+    """
+    det_rules = _region_rules(rules, det, body_h)
+    components = _rule_components(det_rules, body_h)
+    if len(components) >= 2:
+        out: list[tuple[DocItemLabel | None, float, Detection]] = []
+        parts = [Detection("table", det.score, box.l - 2, box.t - 2, box.r + 2, box.b + 2) for box in components]
+        for part in parts:
+            out.extend(_classify_one(part, rules_in_bbox(det_rules, part.bbox), page_words, body_h, confident=True))
+        # Text of the region outside every frame: blocks of it may be unruled tables.
+        rest = [w for w in page_words if _inside(w, det) and not any(_inside(w, part) for part in parts)]
+        for box in _word_blocks(rest, body_h):
+            part = Detection("table", det.score, box.l - 1, box.t - 1, box.r + 1, box.b + 1)
+            out.extend(_classify_one(part, rules_in_bbox(det_rules, part.bbox), rest, body_h, confident=False))
+        return out
+    if det.label == "figure" and not _is_text_region(det, line_words, bitmaps):
+        return [(DocItemLabel.PICTURE, det.score, det)] if det.score >= ACCEPT_SCORE else []
+    ruled = len({round(y) for y, _, _ in det_rules.horizontal}) >= 2
+    if ruled:
+        det = _shrink_to_rules(det, det_rules)
+    confident = ruled or (det.label == "table" and det.score >= ACCEPT_SCORE)
+    return _classify_one(det, det_rules, page_words, body_h, confident)
+
+
+def _classify_one(
+    det: Detection, det_rules: Rules, page_words: Sequence[Word], body_h: float, confident: bool
+) -> list[tuple[DocItemLabel | None, float, Detection]]:
+    words = [w for w in page_words if _inside(w, det)]
+    text_hint = (None, max(det.score, ACCEPT_SCORE), Detection("text", max(det.score, ACCEPT_SCORE), det.l, det.t, det.r, det.b))
+    if not words:
+        return []
+    # Column rules, or words lined up in columns; a framed single-column
+    # box of text or a numbered list is not a table.
+    column_ruled = any(det.l + 3 < x < det.r - 3 for x, _, _ in det_rules.vertical)
+    if not (column_ruled or looks_tabular(words, strict=not confident)):
+        return [text_hint]
+    if _is_prose(words, det.bbox, det_rules):
+        grid = build_grid(words, det.bbox, det_rules)
+        if grid is None or grid.num_cols == 1:
+            return [text_hint]
+        # cells of prose side by side: one text region per cell
+        return [
+            (None, text_hint[1], Detection("text", text_hint[1], grid.col_edges[c.col0], grid.row_edges[c.row0],
+                                           grid.col_edges[c.col1], grid.row_edges[c.row1]))
+            for c in grid.cells if c.words
+        ]
+    return [(DocItemLabel.TABLE, max(det.score, ACCEPT_SCORE), det)]
+
+
+def _overlap_share(a: Detection, b: Detection) -> float:
+    """Share of the smaller box covered by the other."""
+    iw = min(a.r, b.r) - max(a.l, b.l)
+    ih = min(a.b, b.b) - max(a.t, b.t)
+    if iw <= 0 or ih <= 0:
+        return 0.0
+    return iw * ih / max(min(a.area, b.area), 1e-6)
+
+
 def _near(caption: Detection, region: Detection, max_gap: float) -> bool:
     h_overlap = min(caption.r, region.r) - max(caption.l, region.l) > 0
     v_gap = max(caption.t - region.b, region.t - caption.b)
@@ -275,28 +438,14 @@ def build_clusters(
         elif det.label == "footer" and det.t >= bottom_band:
             special.append((DocItemLabel.PAGE_FOOTER, max(det.score, ACCEPT_SCORE), det))
         elif det.label in ("figure", "table"):
-            # Short rules (a square-root bar, an underline) do not make a table.
-            det_rules = rules_in_bbox(rules, det.bbox)
-            det_rules = Rules(
-                horizontal=[r for r in det_rules.horizontal if r[2] - r[1] >= 0.3 * (det.r - det.l)],
-                vertical=[r for r in det_rules.vertical if r[2] - r[1] >= 2 * body_h],
-            )
-            ruled = len({round(y) for y, _, _ in det_rules.horizontal}) >= 2
-            if ruled:
-                det = _shrink_to_rules(det, det_rules)
-            words = [w for w in page_words if _inside(w, det)]
-            # Column rules, or words lined up in columns; a framed single-column
-            # box of text or a numbered list is not a table.
-            column_ruled = any(det.l + 3 < x < det.r - 3 for x, _, _ in det_rules.vertical)
-            confident = ruled or (det.label == "table" and det.score >= ACCEPT_SCORE)
-            table = bool(words) and (column_ruled or looks_tabular(words, strict=not confident))
-            if det.label == "figure" and not _is_text_region(det, [w for _, w in lines], bitmaps):
-                if det.score >= ACCEPT_SCORE:
-                    special.append((DocItemLabel.PICTURE, det.score, det))
-            elif table:
-                special.append((DocItemLabel.TABLE, max(det.score, ACCEPT_SCORE), det))
-            else:
-                hints.append(Detection("text", det.score, det.l, det.t, det.r, det.b))
+            if any(det.l >= d.l - 2 and det.t >= d.t - 2 and det.r <= d.r + 2 and det.b <= d.b + 2
+                   for _, _, d in special if d is not det and d.label in ("figure", "table")):
+                continue  # the same region detected twice (figure and table)
+            for label, score, region in _classify_region(det, rules, page_words, [w for _, w in lines], bitmaps, body_h):
+                if label is None:
+                    hints.append(region)
+                elif not any(_overlap_share(region, d) > 0.8 for lab, _, d in special if lab == label):
+                    special.append((label, score, region))
         elif det.label in ("figure_caption", "table_caption") and det.score >= ACCEPT_SCORE:
             captions.append(det)
         elif det.label == "equation" and det.score >= ACCEPT_SCORE and _looks_like_formula(
@@ -478,6 +627,8 @@ def _is_heading(block: _Block, text: str, n_words: int, height: float, body_h: f
     rank = heading_rank(text)
     if len(block.lines) > 3 or n_words > 25 or (text.endswith((".", ";", ",", ":")) and rank is None):
         return False
+    if _BULLET_START.match(text) or _AMOUNT_ONLY.match(text):
+        return False  # a bold list item, or an amount in a table column, is content
     if rank is not None and rank[0] <= 6 and n_words <= 12:
         return True  # legal numbering keyword
     if majority == "title":

@@ -355,6 +355,22 @@ def _merge_cells(
             return sorted(tuple(s) for s in spans.values())  # type: ignore[misc]
 
 
+def _unruled_row_edges(lines: Sequence[TextLine], row_edges: Sequence[float], col_edges: Sequence[float]) -> set[float]:
+    """Rows inside one ruled band: several lines each filling two or more columns
+    ("Praticiens signataires | 100 % BR | 150 % BR …" under one rule) are rows of
+    their own; a line filling only the first column continues the row above."""
+    edges: set[float] = set()
+    for upper, lower in zip(row_edges, row_edges[1:]):
+        band = [line for line in lines if upper <= (line.t + line.b) / 2 < lower]
+        full = [len({_col_of(w.cx, col_edges) for w in line.words}) >= 2 for line in band]
+        if sum(full) < 2:
+            continue
+        for i in range(1, len(band)):
+            if full[i]:
+                edges.add((band[i - 1].b + band[i].t) / 2)
+    return edges
+
+
 def build_grid(words: Sequence[Word], bbox: BoundingBox, rules: Rules) -> TableGrid | None:
     """Recover rows, columns and spans of a table region.
 
@@ -389,8 +405,11 @@ def build_grid(words: Sequence[Word], bbox: BoundingBox, rules: Rules) -> TableG
     gaps = list(zip(lines, lines[1:]))
     ruled_gaps = sum(any(a.b - 1 <= y <= b.t + 1 for y in h_interior) for a, b in gaps)
     ruled_rows = bool(gaps) and (ruled_gaps >= 0.5 * len(gaps) or (ruled_cols and bool(h_interior)))
+    text_edges: set[float] = set()
     if ruled_rows:
         row_edges = _drop_empty_bands([top, *h_interior, bottom], [w.cy for w in words])
+        text_edges = _unruled_row_edges(lines, row_edges, col_edges)
+        row_edges = sorted([*row_edges, *text_edges])
     else:
         text_rows = _text_rows(lines, col_edges, rules)
         row_edges = [top]
@@ -411,6 +430,8 @@ def build_grid(words: Sequence[Word], bbox: BoundingBox, rules: Rules) -> TableG
                     join_right[r, c] = True
         if ruled_rows:
             for r, y in enumerate(row_edges[1:-1]):
+                if y in text_edges:
+                    continue  # rows set apart by their text, not by a rule
                 segs = [(x0, x1) for hy, x0, x1 in rules.horizontal if abs(hy - y) <= 2.5]
                 for c in range(n_cols):
                     if _coverage(segs, col_edges[c], col_edges[c + 1]) < EDGE_COVERAGE:

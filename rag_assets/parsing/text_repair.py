@@ -70,9 +70,21 @@ def fix_split_numbers(text: str) -> str:
     return _SPLIT_NUMBER_BEFORE_CURRENCY.sub(r"\1\2", text)
 
 
+# A ligature glyph (fi, fl, ff…) that the PDF's text layer follows with a space:
+# "confi ance", "bénéfi cie", "fi délité". Not before a short function word ("défi de").
+_LIGATURE_SPLIT = re.compile(
+    r"(?<![^\W\d_])(?=\w*(?:fi|fl|ff|ffi|ffl) )(\w*(?:fi|fl|ff|ffi|ffl)) "
+    r"(?!(?:de|du|des|la|le|les|et|à|a|en|un|une|pour|par|sur|ou|au|aux|ne|se|ce|il|on|y)\b)([a-zàâçéèêëîïôûùœ]+)"
+)
+# Superscript ordinals set apart from their number: "3 e mois", "1 er degré", "2 nd".
+_SPLIT_ORDINAL = re.compile(r"\b(\d{1,3}) (er|re|ère|e|ème|nd|nde)(?=\s)")
+
+
 def repair_line_text(text: str) -> str:
     """Line-break repairs on the text of one item, already joined by Docling."""
     text = _SOFT_HYPHEN_BREAK.sub("", clean_cell_text(text))
+    text = _LIGATURE_SPLIT.sub(r"\1\2", text)
+    text = _SPLIT_ORDINAL.sub(r"\1\2", text)
     return fix_split_numbers(text)
 
 

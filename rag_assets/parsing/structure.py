@@ -1,0 +1,267 @@
+"""Document structure after conversion: table of contents, headings, title.
+
+Real policies print a table of contents ("Annexe 2 : … ------ 79"); the layout stage
+sees its lines as headings or as a two-column table, so a passage ended up under a path
+of unrelated headings. Here the contents are recognized (leader dots/dashes, trailing
+page numbers), moved out of the body (furniture: kept in the document, not indexed), and
+their entries confirm which headings are real. Headings broken over two lines are
+joined; a "heading" that is the first line of a paragraph goes back into it; the
+document title comes from the PDF metadata when it reads like a title, else from the
+first page's headings.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from docling_core.types.doc import DocItemLabel, DoclingDocument, SectionHeaderItem, TableItem, TextItem, TitleItem
+from docling_core.types.doc.document import ContentLayer
+
+# "Titre ........ 12", "Titre ------ 12", "Titre … 12", "Titre 12" (in a run of such lines)
+_LEADERS = r"(?:\s*[.·…_\-–—]{3,}\s*|\s*(?:\.\s){3,}\s*)"
+_TOC_LINE = re.compile(rf"^(?P<title>.*?\S){_LEADERS}(?:p(?:age|\.)?\s*)?(?P<page>\d{{1,3}})$", re.IGNORECASE)
+_TRAILING_PAGE = re.compile(r"^(?P<title>.*?[^\d\s])\s+(?:p(?:age|\.)?\s*)?(?P<page>\d{1,3})$", re.IGNORECASE)
+_TRAILING_LEADERS = re.compile(rf"{_LEADERS}$")
+_TOC_HEADING = re.compile(r"^(sommaire|table des mati[eè]res|contents|table of contents)\b", re.IGNORECASE)
+_PAGE_NUMBER = re.compile(r"^(?:p(?:age|\.)?\s*)?\d{1,3}$", re.IGNORECASE)
+_REFERENCE = re.compile(r"^(?:p(?:age|\.)?\s*)?\d{1,3}(?:\s*(?:à|-|–|,)\s*\d{1,3})*$", re.IGNORECASE)
+MIN_TOC_LINES = 3  # a page needs this many contents lines to hold a table of contents
+PARAGRAPH_HEADING_WORDS = 12  # a "heading" this long running on in lowercase is a paragraph's first line
+_BAD_TITLES = re.compile(r"^(untitled|undefined|sans titre|document\d*|microsoft word.*|.*\.(docx?|pdf|indd|qxd))$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class TocEntry:
+    title: str
+    page: int
+
+
+def _fold(text: str) -> str:
+    text = unicodedata.normalize("NFKD", text.casefold())
+    return " ".join("".join(c for c in text if c.isalnum() or c.isspace()).split())
+
+
+def _toc_table_entries(table: TableItem, pages: int) -> list[TocEntry] | None:
+    """Entries of a table that is a table of contents (title, …, page number per row)."""
+    rows = [[c.text.strip() for c in row] for row in table.data.grid]
+    # A contents row is a title then numbers (article, page); a cut title may add a cell.
+    shapes = [[c for i, c in enumerate(row) if c and c not in row[:i]] for row in rows if any(row)]
+    plain = [len(cells) <= 2 or all(_REFERENCE.match(c) for c in cells[1:]) for cells in shapes]
+    if not shapes or sum(plain) < 0.8 * len(shapes):
+        return None
+    entries = []
+    for row in rows:
+        cells = [c for c in row if c]
+        if not cells:
+            continue
+        page = cells[-1] if _PAGE_NUMBER.match(cells[-1]) else None
+        title = _TRAILING_LEADERS.sub("", cells[0]).strip()
+        if page is not None and len(cells) >= 2:
+            number = int(re.sub(r"\D", "", page))
+            if 0 < number <= max(pages, 1) + 5:
+                entries.append(TocEntry(title, number))
+                continue
+        match = _TOC_LINE.match(" ".join(cells))
+        if match:
+            entries.append(TocEntry(match["title"].strip(), int(match["page"])))
+    if len(entries) >= MIN_TOC_LINES and len(entries) >= 0.7 * len([r for r in rows if any(r)]):
+        return entries
+    return None
+
+
+def _toc_line(text: str, pages: int) -> TocEntry | None:
+    match = _TOC_LINE.match(text.strip())
+    if match and 0 < int(match["page"]) <= max(pages, 1) + 5:
+        return TocEntry(match["title"].strip(), int(match["page"]))
+    return None
+
+
+def find_table_of_contents(document: DoclingDocument) -> tuple[list, list[TocEntry]]:
+    """(items forming the table of contents, its entries)."""
+    pages = len(document.pages) if document.pages else 0
+    items: list = []
+    entries: list[TocEntry] = []
+    by_page: dict[int, list[tuple[object, TocEntry]]] = {}
+    headings_by_page: dict[int, list] = {}
+    for item, _ in document.iterate_items():
+        page = item.prov[0].page_no if getattr(item, "prov", None) else 0
+        if isinstance(item, TableItem):
+            found = _toc_table_entries(item, pages)
+            if found:
+                items.append(item)
+                entries.extend(found)
+        elif isinstance(item, TextItem):
+            entry = _toc_line(item.text, pages)
+            if entry is not None:
+                by_page.setdefault(page, []).append((item, entry))
+            elif _TOC_HEADING.match(item.text.strip()):
+                headings_by_page.setdefault(page, []).append(item)
+    for page, found in by_page.items():
+        if len(found) >= MIN_TOC_LINES or (page in headings_by_page and found):
+            items.extend(item for item, _ in found)
+            items.extend(headings_by_page.get(page, []))
+            entries.extend(entry for _, entry in found)
+    for page, headings in headings_by_page.items():  # a "Sommaire" heading above a contents table
+        if any(isinstance(i, TableItem) and i.prov and i.prov[0].page_no == page for i in items):
+            items.extend(h for h in headings if h not in items)
+    # Page numbers and "pages" column titles the layout left beside the contents.
+    toc_pages = {i.prov[0].page_no for i in items if getattr(i, "prov", None)}
+    for item, _ in document.iterate_items():
+        if (isinstance(item, TextItem) and item not in items and item.prov and item.prov[0].page_no in toc_pages
+                and (_PAGE_NUMBER.match(item.text.strip()) or item.text.strip().lower() in ("pages", "page")
+                     or _TRAILING_LEADERS.search(item.text.strip()))):
+            items.append(item)
+    return items, entries
+
+
+def _join_split_headings(document: DoclingDocument) -> None:
+    """"1 Quelles sont les garanties et options que" + "nous vous proposons ?" → one heading."""
+    headings = [item for item, _ in document.iterate_items() if isinstance(item, SectionHeaderItem)]
+    to_delete = []
+    for first, second in zip(headings, headings[1:]):
+        if first in to_delete or not first.prov or not second.prov:
+            continue
+        same_page = first.prov[0].page_no == second.prov[0].page_no
+        consecutive = first.parent == second.parent and _next_sibling(document, first) is second
+        if (same_page and consecutive and second.text[:1].islower()
+                and not first.text.rstrip().endswith((".", ":", "?", "!", ";"))):
+            first.text = f"{first.text.rstrip()} {second.text.strip()}"
+            first.orig = first.text
+            first.prov.extend(second.prov)
+            to_delete.append(second)
+    if to_delete:
+        document.delete_items(node_items=to_delete)
+
+
+def _next_sibling(document: DoclingDocument, item):
+    parent = item.parent.resolve(document) if item.parent else document.body
+    refs = [c.cref for c in parent.children]
+    index = refs.index(item.self_ref)
+    return parent.children[index + 1].resolve(document) if index + 1 < len(refs) else None
+
+
+def _headings_back_into_paragraphs(document: DoclingDocument) -> None:
+    """A long "heading" whose sentence runs on into the next paragraph is that paragraph's start."""
+    to_delete = []
+    for item, _ in list(document.iterate_items()):
+        if not isinstance(item, SectionHeaderItem) or len(item.text.split()) < PARAGRAPH_HEADING_WORDS:
+            continue
+        following = _next_sibling(document, item)
+        if (isinstance(following, TextItem) and not isinstance(following, (SectionHeaderItem, TitleItem))
+                and following.label == DocItemLabel.TEXT and following.text[:1].islower()):
+            following.text = f"{item.text.rstrip()} {following.text}"
+            following.orig = f"{item.orig.rstrip()} {following.orig}"
+            following.prov[:0] = item.prov
+            to_delete.append(item)
+    if to_delete:
+        document.delete_items(node_items=to_delete)
+
+
+def _row_texts(table: TableItem, row: int) -> list[str]:
+    return [" ".join(c.text.split()).casefold() for c in table.data.grid[row]] if table.data.num_rows > row else []
+
+
+def merge_continued_tables(document: DoclingDocument) -> list[int]:
+    """A table that ends one page and one that opens the next, with the same columns, are
+    one table: the second's rows are appended to the first (its repeated header row
+    dropped). Returns the pages where a table continues."""
+    body = [item for item, _ in document.iterate_items()
+            if getattr(item, "prov", None) and item.label not in (DocItemLabel.PAGE_HEADER, DocItemLabel.PAGE_FOOTER,
+                                                                     DocItemLabel.FOOTNOTE, DocItemLabel.CAPTION)]
+    merged_into: dict[str, TableItem] = {}
+    continued, to_delete = [], []
+    for before, after in zip(body, body[1:]):
+        if not (isinstance(before, TableItem) and isinstance(after, TableItem)):
+            continue
+        first = merged_into.get(before.self_ref, before)
+        if (after.prov[0].page_no != before.prov[-1].page_no + 1 or after.data.num_cols != first.data.num_cols
+                or after.caption_text(document).strip()):
+            continue
+        skip = 1 if _row_texts(after, 0) == _row_texts(first, 0) else 0
+        offset = first.data.num_rows - skip
+        for cell in after.data.table_cells:
+            if cell.start_row_offset_idx < skip:
+                continue
+            first.data.table_cells.append(cell.model_copy(update={
+                "start_row_offset_idx": cell.start_row_offset_idx + offset,
+                "end_row_offset_idx": cell.end_row_offset_idx + offset,
+                "column_header": False,
+            }))
+        first.data.num_rows += after.data.num_rows - skip
+        first.prov.extend(after.prov)
+        merged_into[after.self_ref] = first
+        to_delete.append(after)
+        continued.append(after.prov[0].page_no)
+    if to_delete:
+        document.delete_items(node_items=to_delete)
+    return continued
+
+
+def apply_structure(document: DoclingDocument) -> dict:
+    """Table of contents out of the body, heading repairs, tables continued across pages
+    joined; in place. Returns a summary."""
+    continued = merge_continued_tables(document)
+    items, entries = find_table_of_contents(document)
+    for item in items:
+        item.content_layer = ContentLayer.FURNITURE
+    stripped = 0
+    for item, _ in document.iterate_items():
+        if isinstance(item, SectionHeaderItem):
+            cleaned = _TRAILING_LEADERS.sub("", item.text).strip()
+            if cleaned != item.text and cleaned:
+                item.text, stripped = cleaned, stripped + 1
+    _join_split_headings(document)
+    _headings_back_into_paragraphs(document)
+    confirmed = _confirm_headings(document, entries)
+    return {
+        "tables_continued_on_pages": continued,
+        "toc_entries": len(entries),
+        "toc_pages": sorted({i.prov[0].page_no for i in items if getattr(i, "prov", None)}),
+        "headings_confirmed_by_toc": confirmed,
+    }
+
+
+def _confirm_headings(document: DoclingDocument, entries: list[TocEntry]) -> int:
+    """Headings listed in the contents are real: count them (and so measure the TOC's use).
+
+    A heading that is itself a contents line printed in the body (title + page number,
+    matching an entry) is not a heading: it goes to furniture with the contents."""
+    if not entries:
+        return 0
+    titles = {_fold(e.title) for e in entries if _fold(e.title)}
+    confirmed = 0
+    for item, _ in document.iterate_items():
+        if not isinstance(item, SectionHeaderItem):
+            continue
+        folded = _fold(item.text)
+        if folded in titles or any(folded.startswith(t) or t.startswith(folded) for t in titles if len(t) > 8):
+            confirmed += 1
+            continue
+        match = _TRAILING_PAGE.match(item.text.strip())
+        if match and _fold(match["title"]) in titles:
+            item.content_layer = ContentLayer.FURNITURE
+    return confirmed
+
+
+def document_title(document: DoclingDocument, metadata_title: str | None) -> str | None:
+    """The PDF's own title when it reads like one, else the first page's first headings."""
+    if metadata_title:
+        title = " ".join(metadata_title.split())
+        if len(title.split()) >= 2 and not _BAD_TITLES.match(title):
+            return title
+    first_page = []
+    for item, _ in document.iterate_items():
+        if not getattr(item, "prov", None) or item.prov[0].page_no > 1:
+            if first_page:
+                break
+            continue
+        if isinstance(item, (TitleItem, SectionHeaderItem)):
+            first_page.append(" ".join(item.text.split()))
+            if len(first_page) == 2:
+                break
+        elif first_page:
+            break
+    title = " – ".join(first_page)
+    return title[:160] if title else None
