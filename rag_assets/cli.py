@@ -37,6 +37,7 @@ COUNTS = {
     "tables": ("table", "tables"),
     "ocr_pages": ("OCR'd page", "OCR'd pages"),
     "repaired_pages": ("repaired page", "repaired pages"),
+    "unreadable_pages": ("unreadable page", "unreadable pages"),
     "parents": ("parent", "parents"),
     "children": ("child", "children"),
     "rows": ("vector", "vectors"),
@@ -44,14 +45,14 @@ COUNTS = {
 }
 STAGE_FIGURES = {
     "source_document": ["size_bytes"],
-    "docling_document": ["pages", "tables", "ocr_pages", "repaired_pages"],
+    "docling_document": ["pages", "tables", "ocr_pages", "repaired_pages", "unreadable_pages"],
     "parents": ["parents"],
     "children": ["children"],
     "dense_embeddings": ["rows"],
     "lexical_index": ["entries"],
     "publication": ["version"],
 }
-SUMMARY_FIGURES = ["pages", "tables", "ocr_pages", "repaired_pages"]
+SUMMARY_FIGURES = ["pages", "tables", "ocr_pages", "repaired_pages", "unreadable_pages"]
 
 
 def metadata_warnings(metadata: dict) -> list[str]:

@@ -111,8 +111,15 @@ def run_docling_document(settings: Settings, document_id: str) -> StageResult:
         warnings=warnings,
         data_version=version,
         metadata={
+            "title": manifest.get("title"),
             "pages": manifest["pages"],
             "tables": manifest["tables"],
+            # pages whose text was repaired, OCR'd or is missing (the warnings name them)
+            "repaired_pages": len(manifest.get("repaired_pages") or {}),
+            "ocr_pages": len(manifest.get("ocr_pages") or []),
+            "unreadable_pages": len(manifest.get("unreadable_pages") or []),
+            "toc_pages": ", ".join(map(str, manifest.get("toc_pages") or [])) or None,
+            "tables_continued_on_pages": ", ".join(map(str, manifest.get("tables_continued_on_pages") or [])) or None,
             "pictures": manifest["pictures"],
             "detected_language": manifest["detected_language"],
             "seconds": manifest["seconds"],

@@ -65,6 +65,7 @@ HEADER_BAND = 0.12  # share of page height where page headers/footers may sit
 TEXT_FIGURE_COVERAGE = 0.12  # text-line area share above which a "figure" is text
 LINE_GAP = 0.8  # max gap between lines of a paragraph, in line heights
 HEADING_TITLE_GAP = 4.5  # max gap between "Article 13" and its title, in line heights
+RUNNING_LINE_WORDS = 15  # most words a page header or footer holds
 PROSE_CELL_WORDS = 20  # median words per cell from which a ruled region is prose, not a table
 _PAGE_NUMBER = re.compile(
     r"^(?:(?:page|p\.)\s*\d+(?:\s*(?:/|sur|of|de)\s*\d+)?|\d+\s*(?:/|sur|of)\s*\d+|[-–]?\s*\d{1,4}\s*[-–]?)$",
@@ -432,11 +433,17 @@ def build_clusters(
     special: list[tuple[DocItemLabel, float, Detection]] = []
     hints: list[Detection] = []
     captions: list[Detection] = []
+    def running_line(det: Detection) -> bool:
+        # a running header/footer is a few words; body text set high on a page is not
+        return len([w for w in page_words if _inside(w, det)]) <= RUNNING_LINE_WORDS
+
     for det in detections:
-        if det.label == "header" and det.b <= top_band:
+        if det.label == "header" and det.b <= top_band and running_line(det):
             special.append((DocItemLabel.PAGE_HEADER, max(det.score, ACCEPT_SCORE), det))
-        elif det.label == "footer" and det.t >= bottom_band:
+        elif det.label == "footer" and det.t >= bottom_band and running_line(det):
             special.append((DocItemLabel.PAGE_FOOTER, max(det.score, ACCEPT_SCORE), det))
+        elif det.label in ("header", "footer"):
+            hints.append(Detection("text", det.score, det.l, det.t, det.r, det.b))
         elif det.label in ("figure", "table"):
             if any(det.l >= d.l - 2 and det.t >= d.t - 2 and det.r <= d.r + 2 and det.b <= d.b + 2
                    for _, _, d in special if d is not det and d.label in ("figure", "table")):

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from docling_core.types.doc import DocItemLabel, DoclingDocument, SectionHeaderItem, TableItem, TextItem, TitleItem
 from docling_core.types.doc.document import ContentLayer
 
+from rag_assets.parsing.text_repair import heading_rank
+
 # "Titre ........ 12", "Titre ------ 12", "Titre … 12", "Titre 12" (in a run of such lines)
 _LEADERS = r"(?:\s*[.·…_\-–—]{3,}\s*|\s*(?:\.\s){3,}\s*)"
 _TOC_LINE = re.compile(rf"^(?P<title>.*?\S){_LEADERS}(?:p(?:age|\.)?\s*)?(?P<page>\d{{1,3}})$", re.IGNORECASE)
@@ -27,6 +29,7 @@ _TRAILING_LEADERS = re.compile(rf"{_LEADERS}$")
 _TOC_HEADING = re.compile(r"^(sommaire|table des mati[eè]res|contents|table of contents)\b", re.IGNORECASE)
 _PAGE_NUMBER = re.compile(r"^(?:p(?:age|\.)?\s*)?\d{1,3}$", re.IGNORECASE)
 _REFERENCE = re.compile(r"^(?:p(?:age|\.)?\s*)?\d{1,3}(?:\s*(?:à|-|–|,)\s*\d{1,3})*$", re.IGNORECASE)
+_ENUMERATED = re.compile(r"^(?:[a-z]|[ivx]{1,4}|\d{1,3})[.)]\s|^article\b", re.IGNORECASE)  # "a. Prise d'effet"
 MIN_TOC_LINES = 3  # a page needs this many contents lines to hold a table of contents
 PARAGRAPH_HEADING_WORDS = 12  # a "heading" this long running on in lowercase is a paragraph's first line
 _BAD_TITLES = re.compile(r"^(untitled|undefined|sans titre|document\d*|microsoft word.*|.*\.(docx?|pdf|indd|qxd))$", re.IGNORECASE)
@@ -125,8 +128,8 @@ def _join_split_headings(document: DoclingDocument) -> None:
             continue
         same_page = first.prov[0].page_no == second.prov[0].page_no
         consecutive = first.parent == second.parent and _next_sibling(document, first) is second
-        if (same_page and consecutive and second.text[:1].islower()
-                and not first.text.rstrip().endswith((".", ":", "?", "!", ";"))):
+        if (same_page and consecutive and second.text[:1].islower() and heading_rank(second.text) is None
+                and not _ENUMERATED.match(second.text) and not first.text.rstrip().endswith((".", ":", "?", "!", ";"))):
             first.text = f"{first.text.rstrip()} {second.text.strip()}"
             first.orig = first.text
             first.prov.extend(second.prov)

@@ -214,6 +214,20 @@ def assess_page(texts_by_font: Mapping[str, str], known_shifts: Mapping[str, int
             shifts[font] = verdict.shift
         elif font in known_shifts and verdict.kind == "ok" and verdict.words < MIN_WORDS:
             shifts[font] = known_shifts[font]
+    # A font too short to judge alone (a bold heading, a table header) on a page whose other
+    # fonts are shifted: the same broken encoder made it; take the page's shift when it
+    # reads at least as well shifted back.
+    page_shifts = sorted(set(shifts.values()))
+    if len(page_shifts) == 1:
+        for font, verdict in fonts.items():
+            if font in shifts or verdict.kind != "ok" or verdict.words >= MIN_WORDS:
+                continue
+            text = texts_by_font[font]
+            back = unshift(text, page_shifts[0])
+            vowels = vowel_share(back)
+            if language_score(back)[0] >= language_score(text)[0] and (
+                    vowels is not None and VOWEL_RANGE[0] <= vowels <= VOWEL_RANGE[1]):
+                shifts[font] = page_shifts[0]
     repaired = "\n".join(unshift(text, shifts.get(font, 0)) for font, text in texts_by_font.items())
     page = assess_text(repaired)
     if page.kind in ("shifted", "garbled"):
