@@ -33,7 +33,7 @@ def sample_copy(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def sample_kb(tmp_path_factory, sample_copy):
     """(settings, instance, outcomes) of the sample corpus ingested through Dagster."""
-    from rag_assets.defs.runner import ingest, open_instance
+    from rag_assets.defs.ingestion.runs import ingest, open_instance
 
     settings = make_settings(tmp_path_factory.mktemp("kb"))
     instance = open_instance(settings)

@@ -85,7 +85,7 @@ def _failed_check_run():
     from dagster import (AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, DagsterInstance, Definitions,
                          MaterializeResult, asset, define_asset_job)
 
-    from rag_assets.defs.runner import RunEvents
+    from rag_assets.defs.ingestion.runs import RunEvents
 
     @asset(name="parents", check_specs=[AssetCheckSpec("parents_cover_body", asset="parents", blocking=True),
                                         AssetCheckSpec("no_table_split", asset="parents", blocking=True)])
@@ -111,8 +111,8 @@ def _failed_check_run():
 
 
 def test_a_failed_blocking_check_is_reported_by_its_description():
-    from rag_assets.cli import stage_line, summary_lines
-    from rag_assets.defs.runner import IngestOutcome, failed_checks, failure_message
+    from rag_assets.commands.ingest import stage_line, summary_lines
+    from rag_assets.defs.ingestion.runs import IngestOutcome, failed_checks, failure_message
 
     result, reports = _failed_check_run()
     assert not result.success
@@ -128,8 +128,8 @@ def test_a_failed_blocking_check_is_reported_by_its_description():
 
 
 def test_stage_and_summary_lines_show_the_figures_present_and_skip_the_rest():
-    from rag_assets.cli import stage_line, summary_lines
-    from rag_assets.defs.runner import IngestOutcome, StageReport
+    from rag_assets.commands.ingest import stage_line, summary_lines
+    from rag_assets.defs.ingestion.runs import IngestOutcome, StageReport
 
     full = {"pages": 70, "tables": 14, "ocr_pages": 0, "repaired_pages": 2, "tokens_per_page": 412.4,
             "warnings": ["p. 3: garbled text layer, OCR'd", "p. 9: font repaired"], "seconds": 40.0}

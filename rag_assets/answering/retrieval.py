@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rag_assets.answering.model import FOUND, NO_SOURCE, SubQuestion
-from rag_assets.answering.sources import document_relations
+from rag_assets.answering.citations import document_relations
 from rag_assets.answering.terms import TermWeights, content_terms, language_of
-from rag_assets.sources import PUBLIC_GROUP
+from rag_assets.index.records import PUBLIC_GROUP
 
 
 @dataclass

@@ -12,7 +12,7 @@ import re
 from functools import lru_cache
 
 from rag_assets.language import detect_language
-from rag_assets.lexical import TEXT_FIELDS, analyzer
+from rag_assets.index.lexical import TEXT_FIELDS, analyzer
 
 # Question words and verbs that carry no subject matter (beyond the analyzers' stop words).
 _QUESTION_WORDS = {

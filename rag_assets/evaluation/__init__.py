@@ -1,7 +1,7 @@
 """Evaluation of retrieval: golden question sets and public benchmarks (BEIR layout),
 per engine (bm25, dense, hybrid RRF), with ranx metrics, bootstrap confidence intervals,
 paired tests and the context measure. Plain modules (no Dagster here); the assets are in
-rag_assets/defs/evaluation_assets.py.
+rag_assets/defs/evaluation/assets.py.
 
     questions.py       golden question sets (JSONL) and their validation
     evidence.py        evidence matching: document + verbatim quote → relevant parents

@@ -6,7 +6,7 @@ Engines (the product's, measured as the client runs them, but deeper):
 * ``dense``  — LanceDB over children, collapsed to parents;
 * ``hybrid`` — Reciprocal Rank Fusion of the two parent rankings (k = settings.rrf_k);
 * ``reranked`` — when a reranker is configured (``RAG_ASSETS_RERANKER``, or ``reranker=``
-  a callable ``(question, hits with .text) -> scores`` as rag_assets/reranking.py makes):
+  a callable ``(question, hits with .text) -> scores`` as rag_assets/retrieve/reranking.py makes):
   the top ``rerank_depth`` parents of the hybrid ranking re-ordered by its scores, the
   rest of the hybrid ranking after them;
 * ``bm25_reference`` — benchmarks only: the protocol reference BM25 over the raw records
@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Callable
 
-from rag_assets.client import KnowledgeBase
+from rag_assets.retrieve.knowledge_base import KnowledgeBase
 from rag_assets.embedding import get_embedder
-from rag_assets.filters import SearchFilters
-from rag_assets.fusion import children_to_parents, rrf
+from rag_assets.retrieve.filters import SearchFilters
+from rag_assets.retrieve.fusion import children_to_parents, rrf
 
 PRODUCT_ENGINES = ("bm25", "dense", "hybrid")
 DEPTH = 100

@@ -46,26 +46,10 @@ def model_version(embedder) -> dict:
     return {"embedder": embedder.name, "revision": embedder.revision, "dim": embedder.dim}
 
 
-def _latest(instance, asset: str, partition: str) -> dict | None:
-    from dagster import AssetKey, AssetRecordsFilter
-
-    try:
-        records = instance.fetch_materializations(
-            AssetRecordsFilter(asset_key=AssetKey(asset), asset_partitions=[partition]), limit=1
-        ).records
-    except Exception:  # an instance without this asset, or an older Dagster API
-        return None
-    if not records:
-        return None
-    record = records[0]
-    tags = record.asset_materialization.tags or {}
-    return {"run_id": record.run_id, "data_version": tags.get("dagster/data_version"),
-            "timestamp": record.timestamp}
-
-
-def index_stamps(kb, instance=None) -> dict:
+def index_stamps(kb, latest_materialization=None) -> dict:
     """Per document: file, source sha256, the published version stamp (the chunk set both
-    indexes hold) and, with a Dagster instance, the run and data version of each index asset."""
+    indexes hold) and, given ``latest_materialization(asset, partition)`` (the orchestrator's
+    record), the run and data version of each index asset."""
     stamps = {}
     for document_id, entry in sorted(kb.published.items()):
         document = kb.documents.get(document_id, {})
@@ -75,8 +59,8 @@ def index_stamps(kb, instance=None) -> dict:
             "version": entry.get("version"),
             "children": entry.get("children"),
         }
-        if instance is not None:
-            stamp["materializations"] = {asset: _latest(instance, asset, document_id) for asset in INDEX_ASSETS}
+        if latest_materialization is not None:
+            stamp["materializations"] = {asset: latest_materialization(asset, document_id) for asset in INDEX_ASSETS}
         stamps[document_id] = stamp
     return stamps
 

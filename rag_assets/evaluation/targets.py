@@ -1,7 +1,7 @@
 """The catalog of evaluation targets (question sets and benchmarks) and the stores they run on.
 
 Every target is evaluated on its own knowledge store, built through the same Dagster
-assets as any document collection (``rag_assets.defs.runner.ingest``):
+assets as any document collection (``rag_assets.defs.ingestion.runs.ingest``):
 
     <eval stores>/<label>/corpus/      benchmark corpora written as shards of ≤ 2,000 records
     <eval stores>/<label>/knowledge/   the knowledge store (LanceDB, Tantivy, parents…)
@@ -52,7 +52,7 @@ class GoldenTarget:
         return self.questions_path.exists() and self.root.exists()
 
     def corpus_files(self) -> list[Path]:
-        from rag_assets.planning import candidate_files
+        from rag_assets.ingest.planning import candidate_files
 
         files: list[Path] = []
         for pattern in self.corpus:

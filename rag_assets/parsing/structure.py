@@ -31,7 +31,7 @@ _PAGE_NUMBER = re.compile(r"^(?:p(?:age|\.)?\s*)?\d{1,3}$", re.IGNORECASE)
 _REFERENCE = re.compile(r"^(?:p(?:age|\.)?\s*)?\d{1,3}(?:\s*(?:à|-|–|,)\s*\d{1,3})*$", re.IGNORECASE)
 _ENUMERATED = re.compile(r"^(?:[a-z]|[ivx]{1,4}|\d{1,3})[.)]\s|^article\b", re.IGNORECASE)  # "a. Prise d'effet"
 MIN_TOC_LINES = 3  # a page needs this many contents lines to hold a table of contents
-PARAGRAPH_HEADING_WORDS = 12  # a "heading" this long running on in lowercase is a paragraph's first line
+PARAGRAPH_HEADING_WORDS = 4  # a "heading" this long running on in lowercase is a paragraph's first line
 _BAD_TITLES = re.compile(r"^(untitled|undefined|sans titre|document\d*|microsoft word.*|.*\.(docx?|pdf|indd|qxd))$", re.IGNORECASE)
 
 
@@ -153,7 +153,8 @@ def _headings_back_into_paragraphs(document: DoclingDocument) -> None:
             continue
         following = _next_sibling(document, item)
         if (isinstance(following, TextItem) and not isinstance(following, (SectionHeaderItem, TitleItem))
-                and following.label == DocItemLabel.TEXT and following.text[:1].islower()):
+                and following.label == DocItemLabel.TEXT and following.text[:1].islower()
+                and not item.text.rstrip().endswith((".", ":", "?", "!", ";"))):
             following.text = f"{item.text.rstrip()} {following.text}"
             following.orig = f"{item.orig.rstrip()} {following.orig}"
             following.prov[:0] = item.prov

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from docling_core.types.doc import DocItemLabel, DoclingDocument, TextItem
 from docling_core.types.doc.document import ContentLayer, SectionHeaderItem
 
-MARGIN_BAND = 0.12  # share of page height holding running headers/footers
+MARGIN_BAND = 0.12
+LEAF_LEVEL = 100  # level of an unnumbered heading inside a numbered tree  # share of page height holding running headers/footers
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _SOFT_HYPHEN_BREAK = re.compile(r"\u00ad\s*")
 # "$5, 000" / "1 234, 56 €": a number cut after its separator at a line break.
@@ -188,9 +189,9 @@ def assign_heading_levels(doc: DoclingDocument) -> DoclingDocument:
     > Sous-section/Subsection > Paragraphe > Article), then I. > 1. > 1.1 > A.,
     compressed to the ranks present. Unnumbered headings before the first
     numbered one (the document title) are level 1 and push the numbered ones
-    down a level; a later unnumbered heading goes one level below the numbered
-    heading before it. Documents with no numbered heading keep the levels
-    Docling gave.
+    down a level; a later unnumbered heading is a leaf (it heads what follows
+    it up to the next heading; numbered headings never hang from it).
+    Documents with no numbered heading keep the levels Docling gave.
     """
     headings = [item for item, _ in doc.iterate_items() if isinstance(item, SectionHeaderItem)]
     ranks = [heading_rank(h.text.strip()) for h in headings]
@@ -200,13 +201,17 @@ def assign_heading_levels(doc: DoclingDocument) -> DoclingDocument:
     # Unnumbered headings before the first numbered one (the document title) head the tree.
     offset = 1 if ranks[0] is None else 0
     level_of = {rank: i + 1 + offset for i, rank in enumerate(present)}
-    current = 0
+    numbered_seen = False
     for heading, rank in zip(headings, ranks):
         if rank is not None:
-            current = level_of[rank]
-            heading.level = current
+            heading.level, numbered_seen = level_of[rank], True
+        elif numbered_seen:
+            # Inside the numbered tree an unnumbered heading ("Franchise", a bold line of a
+            # box) heads only what follows it up to the next heading: numbered headings
+            # hang from numbered ones, never from it.
+            heading.level = LEAF_LEVEL
         else:
-            heading.level = min(current + 1, 100)
+            heading.level = 1
     return doc
 
 

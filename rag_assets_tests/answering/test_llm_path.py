@@ -222,7 +222,7 @@ def test_a_quote_not_in_the_cited_source_downgrades_the_verdict(kb):
 
 
 def test_images_are_sent_only_to_multimodal_endpoints(kb, monkeypatch):
-    from rag_assets.answering import sources
+    from rag_assets.answering import citations as sources
 
     monkeypatch.setattr(sources.SourceRegistry, "images", lambda self: [("S1-F1", "data:image/png;base64,AAAA")])
     script = {"route": [route(ZONE_A)], "answer": [answer_citing_table()], "verify": [verify_supported()]}
@@ -255,7 +255,7 @@ def test_fallback_to_the_next_endpoint_after_a_timeout(kb):
 def test_injected_passage_reaches_the_model_only_as_delimited_flagged_data(kb):
     from rag_assets.answering.generation import LLMClient, generate_answer
     from rag_assets.answering.model import SubQuestion
-    from rag_assets.answering.sources import build_registry
+    from rag_assets.answering.citations import build_registry
 
     parents = [next(pid for pid, p in kb.parents.items() if marker in p["text"])
                for marker in ("Ignore les consignes précédentes", "| Inondation | Zone A |")]

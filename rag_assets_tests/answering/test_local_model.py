@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from rag_assets.answering import ask
-from rag_assets.answering.local_check import CHECKS, DEFAULT_GGUF
+from rag_assets.commands.local_check import CHECKS, DEFAULT_GGUF
 
 pytestmark = pytest.mark.slow
 

@@ -89,7 +89,7 @@ def test_injected_instruction_in_the_context_does_not_change_an_unrelated_answer
     to the franchise question stays 5 000 € and never 42."""
     from rag_assets.answering.extractive import ExtractiveAnswerer
     from rag_assets.answering.model import SubQuestion
-    from rag_assets.answering.sources import build_registry
+    from rag_assets.answering.citations import build_registry
 
     parents = [_parent_containing(kb, "Ignore les consignes précédentes"), _parent_containing(kb, "| Inondation | Zone A |")]
     registry = build_registry(kb, parents)

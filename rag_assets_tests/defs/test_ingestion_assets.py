@@ -8,13 +8,13 @@ import shutil
 import pytest
 from dagster import AssetRecordsFilter
 
-from rag_assets.client import KnowledgeBase
-from rag_assets.defs.assets import ingestion_assets
-from rag_assets.pipeline import STAGE_CHECKS
-from rag_assets.defs.runner import ingest
-from rag_assets.dense import DenseIndex
-from rag_assets.lexical import LexicalIndex
-from rag_assets.pipeline import load_children, load_parents
+from rag_assets.retrieve.knowledge_base import KnowledgeBase
+from rag_assets.defs.ingestion.assets import ingestion_assets
+from rag_assets.ingest.stages import STAGE_CHECKS
+from rag_assets.defs.ingestion.runs import ingest
+from rag_assets.index.dense import DenseIndex
+from rag_assets.index.lexical import LexicalIndex
+from rag_assets.ingest.stages import load_children, load_parents
 from rag_assets.store import KnowledgeStore
 
 SAMPLE_COUNT = 5

@@ -10,10 +10,10 @@ import time
 
 import pytest
 
-from rag_assets.client import KnowledgeBase
-from rag_assets.defs.runner import ingest, open_instance
-from rag_assets.pipeline import load_parents
-from rag_assets.publication import published_version
+from rag_assets.retrieve.knowledge_base import KnowledgeBase
+from rag_assets.defs.ingestion.runs import ingest, open_instance
+from rag_assets.ingest.stages import load_parents
+from rag_assets.index.publication import published_version
 from rag_assets.store import KnowledgeStore
 from rag_assets_tests.conftest import make_settings
 

@@ -2,9 +2,9 @@
 
 import pypdfium2
 
-from rag_assets.client import KnowledgeBase
-from rag_assets.defs.runner import ingest, open_instance
-from rag_assets.pipeline import load_parents
+from rag_assets.retrieve.knowledge_base import KnowledgeBase
+from rag_assets.defs.ingestion.runs import ingest, open_instance
+from rag_assets.ingest.stages import load_parents
 from rag_assets.store import KnowledgeStore
 from rag_assets_tests.conftest import make_settings
 

@@ -8,14 +8,14 @@ import pytest
 from dagster import DagsterInstance, SensorResult, SkipReason, build_schedule_context, build_sensor_context
 
 from rag_assets import versions
-from rag_assets.client import KnowledgeBase
-from rag_assets.defs.partitions import documents_partitions
+from rag_assets.retrieve.knowledge_base import KnowledgeBase
+from rag_assets.defs.ingestion.partitions import documents_partitions
 from rag_assets.defs.resources import KnowledgeStoreResource
-from rag_assets.defs.runner import materialize_document
-from rag_assets.defs.schedules import nightly_reindex
-from rag_assets.defs.sensors import inbox_sensor
-from rag_assets.dense import DenseIndex
-from rag_assets.lexical import LexicalIndex
+from rag_assets.defs.ingestion.runs import materialize_document
+from rag_assets.defs.ingestion.schedules import nightly_reindex
+from rag_assets.defs.ingestion.sensors import inbox_sensor
+from rag_assets.index.dense import DenseIndex
+from rag_assets.index.lexical import LexicalIndex
 from rag_assets.settings import SAMPLES_DIR
 from rag_assets.store import KnowledgeStore
 from rag_assets_tests.conftest import make_settings

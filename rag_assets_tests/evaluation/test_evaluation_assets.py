@@ -7,8 +7,8 @@ import argparse
 import pytest
 from dagster import AssetKey, DefaultScheduleStatus, Definitions, build_schedule_context, materialize
 
-from rag_assets.defs.assets import ingestion_assets
-from rag_assets.defs.evaluation_assets import (
+from rag_assets.defs.ingestion.assets import ingestion_assets
+from rag_assets.defs.evaluation.assets import (
     evaluation_assets,
     evaluation_jobs,
     evaluation_partitions,
@@ -17,8 +17,8 @@ from rag_assets.defs.evaluation_assets import (
     retrieval_evaluation,
 )
 from rag_assets.defs.resources import KnowledgeStoreResource
-from rag_assets.defs.runner import open_instance
-from rag_assets.evaluation.cli import add_eval_parser
+from rag_assets.defs.ingestion.runs import open_instance
+from rag_assets.commands.evaluate import add_eval_parser
 from rag_assets_tests.conftest import make_settings
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from rag_assets.evaluation import reporting
 from rag_assets.evaluation.questions import load_questions
-from rag_assets.evaluation.runner import EvalOptions, evaluate
+from rag_assets.evaluation.evaluate import EvalOptions, evaluate
 from rag_assets.evaluation.targets import GOLDEN
 
 
@@ -52,7 +52,7 @@ def test_breakdowns_and_context_measure(sample_run):
 
 
 def test_context_parents_are_what_the_client_serves(sample_run, sample_kb):
-    from rag_assets.client import KnowledgeBase
+    from rag_assets.retrieve.knowledge_base import KnowledgeBase
 
     settings, _, _ = sample_kb
     kb = KnowledgeBase.open(settings.store)
@@ -93,7 +93,7 @@ def test_a_configured_reranker_is_evaluated_as_its_own_engine(sample_kb, tmp_pat
                       log=lambda _: None, reranker=prefers_tables)
     assert "reranked" in result.summary["metrics"]["engines"]
     assert result.summary["config"]["reranker"] == "prefers_tables"
-    from rag_assets.client import KnowledgeBase
+    from rag_assets.retrieve.knowledge_base import KnowledgeBase
 
     kb = KnowledgeBase.open(settings.store)
     frame = pd.read_parquet(result.run_dir / reporting.PER_QUESTION)

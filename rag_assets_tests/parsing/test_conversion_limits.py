@@ -146,7 +146,7 @@ def test_record_collections_are_converted_in_process(tmp_path):
 
 
 def test_ingest_one_document_over_the_limit_fails_alone(tmp_path):
-    from rag_assets.defs.runner import ingest, open_instance
+    from rag_assets.defs.ingestion.runs import ingest, open_instance
 
     docs = tmp_path / "docs"
     docs.mkdir()

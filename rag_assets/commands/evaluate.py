@@ -1,0 +1,86 @@
+"""``rag-assets eval NAME``: evaluate a question set or benchmark through its Dagster asset
+(``retrieval_evaluation``, partition NAME) and print per-engine metrics with 95 % CIs.
+
+    rag-assets eval --list
+    rag-assets eval golden-sample
+    rag-assets eval scifact --queries 50 --distractors 300     # a slice (its own store)
+    rag-assets eval scifact --show                              # print the latest stored run
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def add_eval_parser(subparsers) -> None:
+    p = subparsers.add_parser("eval", help="evaluate retrieval on a question set or benchmark; prints the metrics table",
+                              description=__doc__, formatter_class=__import__("argparse").RawDescriptionHelpFormatter)
+    p.add_argument("name", nargs="?", help="question set or benchmark (see --list)")
+    p.add_argument("--list", action="store_true", help="list the evaluation targets and whether their data is present")
+    p.add_argument("--queries", type=int, default=0, help="benchmarks: evaluate a slice of N queries (0 = all)")
+    p.add_argument("--distractors", type=int, default=0, help="slice: records added besides the judged ones")
+    p.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (≥ 1000)")
+    p.add_argument("--eval-store", default="", help="evaluate this existing knowledge store as it is (no ingestion)")
+    p.add_argument("--no-reference", action="store_true", help="benchmarks: skip the protocol reference BM25")
+    p.add_argument("--runs-dir", default="", help="where runs are written (default: evaluations/runs)")
+    p.add_argument("--show", action="store_true", help="print the latest stored run of NAME instead of running")
+    p.add_argument("--json", action="store_true", help="print the run summary as JSON")
+    p.set_defaults(func=cmd_eval)
+
+
+def cmd_eval(args, settings) -> int:
+    from rag_assets.evaluation import reporting, targets
+
+    if args.list or not args.name:
+        for name in targets.target_names():
+            state = "ready" if targets.available(name) else "data absent"
+            print(f"{name:15s} {state:12s} {targets.describe(name)}")
+        return 0 if args.list else 2
+    if args.name not in targets.target_names():
+        print(f"unknown evaluation {args.name!r}; known: {', '.join(targets.target_names())}")
+        return 2
+    runs_dir = Path(args.runs_dir).resolve() if args.runs_dir else targets.runs_root()
+    if args.show:
+        run_dir = reporting.latest_run(runs_dir, args.name)
+        if run_dir is None:
+            print(f"no stored run of {args.name} in {runs_dir}")
+            return 1
+        return _print(reporting.load_summary(run_dir), args.json)
+    if not targets.available(args.name):
+        print(f"{args.name}: data not found ({targets.describe(args.name)}); it needs ../shared beside the project")
+        return 1
+    run_dir = run_through_dagster(args, settings, runs_dir)
+    if run_dir is None:
+        return 1
+    return _print(reporting.load_summary(run_dir), args.json)
+
+
+def _print(summary: dict, as_json: bool) -> int:
+    from rag_assets.evaluation.reporting import text_table
+
+    print(json.dumps(summary, ensure_ascii=False, indent=2) if as_json else text_table(summary))
+    return 0
+
+
+def run_through_dagster(args, settings, runs_dir: Path) -> Path | None:
+    """Materialize retrieval_evaluation[NAME] in the CLI's Dagster instance; the run dir."""
+    from dagster import materialize
+
+    from rag_assets.defs.evaluation.assets import retrieval_evaluation
+    from rag_assets.defs.resources import KnowledgeStoreResource
+    from rag_assets.defs.ingestion.runs import _failure_message, open_instance
+
+    config = {"queries": args.queries, "distractors": args.distractors, "resamples": args.resamples,
+              "store": str(Path(args.eval_store).resolve()) if args.eval_store else "",
+              "reference": not args.no_reference, "runs_dir": str(runs_dir)}
+    run_config = {"loggers": {"console": {"config": {"log_level": "INFO"}}}, "ops": {"retrieval_evaluation": {"config": config}}}
+    resources = {"knowledge": KnowledgeStoreResource(store=str(settings.store), embedder=settings.embedder)}
+    with open_instance(settings) as instance:
+        result = materialize([retrieval_evaluation], partition_key=args.name, instance=instance, resources=resources,
+                             run_config=run_config, raise_on_error=False, tags={"rag_assets/source": "cli eval"})
+        if not result.success:
+            print(f"evaluation of {args.name} failed: {_failure_message(result)}")
+            return None
+        [event] = result.asset_materializations_for_node("retrieval_evaluation")
+        return Path(event.metadata["run_dir"].value)

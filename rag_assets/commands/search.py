@@ -1,0 +1,58 @@
+"""`rag-assets search …` (ranked parents) and `rag-assets demo` (the sample corpus end to end)."""
+
+from __future__ import annotations
+
+import json
+
+from rag_assets.commands.ingest import cmd_ingest
+from rag_assets.settings import SAMPLES_DIR
+
+
+def _print_hits(hits, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps([h.to_dict() for h in hits], ensure_ascii=False, indent=2))
+        return
+    if not hits:
+        print("no result")
+    for rank, hit in enumerate(hits, start=1):
+        pages = ", ".join(map(str, hit.pages)) or "-"
+        engines = ", ".join(f"{e} #{r}" for e, r in sorted(hit.ranks.items()))
+        print(f"{rank}. {hit.document_title} — {' > '.join(hit.heading_path) or '(no heading)'} (p. {pages})")
+        print(f"   RRF {hit.rrf_score:.4f} [{engines}]  parent {hit.parent_id}")
+        snippet = hit.text if len(hit.text) <= 600 else hit.text[:600] + " …"
+        print("   " + snippet.replace("\n", "\n   "))
+        print()
+
+
+def cmd_search(args, settings) -> int:
+    from rag_assets.retrieve.knowledge_base import KnowledgeBase
+
+    kb = KnowledgeBase.open(settings.store)
+    filters = {}
+    if args.document_type:
+        filters["document_type"] = args.document_type
+    if args.language:
+        filters["language"] = args.language
+    _print_hits(kb.search(args.question, k=args.k, filters=filters, groups=args.groups), args.json)
+    return 0
+
+
+def cmd_demo(args, settings) -> int:
+    """The main job on the embedded defaults: sample corpus → all assets → searches and
+    sourced answers (offline unless an endpoint is configured)."""
+    from rag_assets.retrieve.knowledge_base import KnowledgeBase
+
+    args.paths, args.force = [str(SAMPLES_DIR)], False
+    status = cmd_ingest(args, settings)
+    for question in ("franchise inondation zone A", "préavis résiliation MX-200"):
+        print(f"\n=== rag-assets search \"{question}\"\n")
+        args.question, args.k, args.json = question, 3, False
+        args.document_type = args.language = None
+        args.groups = []
+        cmd_search(args, settings)
+    kb = KnowledgeBase.open(settings.store)
+    for question in ("Quelle est la franchise pour une inondation en zone A ?",
+                     "Quel est le préavis de résiliation du contrat MX-200 ?"):
+        print(f"\n=== rag-assets ask \"{question}\"\n")
+        print(kb.ask(question).render())
+    return status

@@ -1,0 +1,230 @@
+"""Tantivy lexical index of children, with French and English analyzers.
+
+Analyzers are not saved with an index, so they are registered on every open. User
+queries are never given to Tantivy's query parser (it raises on ordinary text such as
+"c'est-à-dire" or "S/P:"): they are analyzed here and turned into term queries.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+import tantivy
+
+from rag_assets.retrieve.filters import SearchFilters, date_number
+from rag_assets.store import file_lock
+
+TEXT_FIELDS = {"fr": "text_fr", "en": "text_en"}
+PHRASE_MIN_TERMS = 4
+_WORDS = re.compile(r"\w+")  # the simple tokenizer's split, to keep word offsets
+_STEMMERS = {"fr": "french", "en": "english"}
+
+
+def analyzer(language: str) -> tantivy.TextAnalyzer:
+    # ASCII folding after stemming: the Snowball French stemmer expects accents.
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.remove_long(40))
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.stopword(_STEMMERS[language]))
+        .filter(tantivy.Filter.stemmer(_STEMMERS[language]))
+        .filter(tantivy.Filter.ascii_fold())
+        .build()
+    )
+
+
+def _schema() -> tantivy.Schema:
+    builder = tantivy.SchemaBuilder()
+    for name in ("child_id", "parent_id", "document_id", "version", "language", "document_type", "allowed_groups"):
+        builder.add_text_field(name, stored=True, tokenizer_name="raw")
+    builder.add_integer_field("effective_date", stored=True, indexed=True, fast=True)
+    for language, field_name in TEXT_FIELDS.items():
+        builder.add_text_field(field_name, stored=False, tokenizer_name=f"{language}_stem")
+    return builder.build()
+
+
+@dataclass
+class LexicalDoc:
+    child_id: str
+    parent_id: str
+    document_id: str
+    language: str
+    document_type: str | None
+    allowed_groups: list[str]
+    effective_date: str | None
+    text: str
+
+
+class LexicalIndex:
+    def __init__(self, directory: Path):
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.schema = _schema()
+        self.index = tantivy.Index(self.schema, path=str(self.directory), reuse=True)
+        self._analyzers = {language: analyzer(language) for language in TEXT_FIELDS}
+        for language, text_analyzer in self._analyzers.items():
+            self.index.register_tokenizer(f"{language}_stem", text_analyzer)
+        self._lock_path = self.directory.parent / "locks" / "tantivy.lock"
+
+    # writing -----------------------------------------------------------------
+    def stage_version(self, document_id: str, version: str, docs: Iterable[LexicalDoc], keep: set[str]) -> int:
+        """Add one version of a document's entries beside the versions in `keep` (the
+        published one) in one commit; entries of any other version of this document,
+        and earlier entries of this same version, are deleted in that commit."""
+        with self._writer() as writer:
+            writer.delete_documents_by_query(self._versions_query(document_id, keep - {version}, exclude=True))
+            count = 0
+            for doc in docs:
+                language = doc.language if doc.language in TEXT_FIELDS else "fr"
+                writer.add_document(
+                    tantivy.Document(
+                        child_id=doc.child_id,
+                        parent_id=doc.parent_id,
+                        document_id=doc.document_id,
+                        version=version,
+                        language=language,
+                        document_type=doc.document_type or "",
+                        allowed_groups=list(doc.allowed_groups),
+                        effective_date=date_number(doc.effective_date),
+                        **{TEXT_FIELDS[language]: doc.text},
+                    )
+                )
+                count += 1
+        return count
+
+    def drop_versions_except(self, document_id: str, version: str | None) -> None:
+        keep = {version} if version else set()
+        with self._writer() as writer:
+            writer.delete_documents_by_query(self._versions_query(document_id, keep, exclude=True))
+
+    def delete_document(self, document_id: str) -> None:
+        self.drop_versions_except(document_id, None)
+
+    def _versions_query(self, document_id: str, versions: set[str], exclude: bool) -> tantivy.Query:
+        clauses = [(tantivy.Occur.Must, tantivy.Query.term_query(self.schema, "document_id", document_id))]
+        occur = tantivy.Occur.MustNot if exclude else tantivy.Occur.Must
+        clauses += [(occur, tantivy.Query.term_query(self.schema, "version", v)) for v in sorted(versions)]
+        return tantivy.Query.boolean_query(clauses)
+
+    @contextlib.contextmanager
+    def _writer(self):
+        """One writer at a time (file lock across processes); one commit per use, so a
+        reader sees the state before or after it, never between."""
+        with file_lock(self._lock_path):
+            writer = self.index.writer(heap_size=50_000_000, num_threads=1)
+            try:
+                yield writer
+                writer.commit()
+                writer.wait_merging_threads()
+            except BaseException:
+                writer.rollback()
+                raise
+        self.index.reload()
+
+    # reading -----------------------------------------------------------------
+    def analyze(self, text: str, language: str) -> list[str]:
+        return self._analyzers[language].analyze(text)
+
+    def _filter_clauses(self, filters: SearchFilters) -> list[tuple[tantivy.Occur, tantivy.Query]]:
+        def any_of(field_name: str, values) -> tantivy.Query:
+            return tantivy.Query.boolean_query(
+                [(tantivy.Occur.Should, tantivy.Query.term_query(self.schema, field_name, v)) for v in values]
+            )
+
+        clauses = [(tantivy.Occur.Must, any_of("allowed_groups", filters.groups))]
+        for field_name, values in (
+            ("document_id", filters.document_ids),
+            ("document_type", filters.document_types),
+            ("language", filters.languages),
+        ):
+            if values:
+                clauses.append((tantivy.Occur.Must, any_of(field_name, values)))
+        if filters.effective_from or filters.effective_to:
+            lower = date_number(filters.effective_from) if filters.effective_from else 0
+            upper = date_number(filters.effective_to) if filters.effective_to else 99991231
+            clauses.append(
+                (tantivy.Occur.Must, tantivy.Query.range_query(self.schema, "effective_date", tantivy.FieldType.Integer, lower, upper))
+            )
+        return clauses
+
+    def build_query(self, text: str, filters: SearchFilters, weights: dict[str, float] | None = None) -> tantivy.Query | None:
+        """OR of the analyzed query terms in each language field, AND the filters.
+
+        `weights` maps raw query words (before analysis) to a boost, for query expansion.
+        """
+        weights = weights or {}
+        should: list[tuple[tantivy.Occur, tantivy.Query]] = []
+        words = [(w, 1.0) for w in text.split()] + [(w, b) for w, b in weights.items() if w not in text.split()]
+        for language, field_name in TEXT_FIELDS.items():
+            if filters.languages and language not in filters.languages:
+                continue
+            for word, boost in words:
+                boost = weights.get(word, boost)
+                for token in self.analyze(word, language):
+                    query = tantivy.Query.term_query(self.schema, field_name, token)
+                    should.append((tantivy.Occur.Should, tantivy.Query.boost_query(query, boost) if boost != 1.0 else query))
+        if not should:
+            return None
+        return tantivy.Query.boolean_query(
+            [(tantivy.Occur.Must, tantivy.Query.boolean_query(should)), *self._filter_clauses(filters)]
+        )
+
+    def phrase_query(self, text: str, filters: SearchFilters, min_terms: int = PHRASE_MIN_TERMS) -> tantivy.Query | None:
+        """The query's words in order (stop words keep their place), in any language field;
+        None for short queries, where a phrase says little more than its terms."""
+        words = _WORDS.findall(text)
+        phrases = []
+        for language, field_name in TEXT_FIELDS.items():
+            if filters.languages and language not in filters.languages:
+                continue
+            terms = [(offset, tokens[0]) for offset, word in enumerate(words) if (tokens := self.analyze(word, language))]
+            if len(terms) >= min_terms:
+                phrases.append((tantivy.Occur.Should, tantivy.Query.phrase_query(self.schema, field_name, terms)))
+        if not phrases:
+            return None
+        return tantivy.Query.boolean_query(
+            [(tantivy.Occur.Must, tantivy.Query.boolean_query(phrases)), *self._filter_clauses(filters)]
+        )
+
+    def search(self, text: str, filters: SearchFilters, limit: int = 20, weights=None, phrase: bool = False) -> list[dict]:
+        """BM25 over the analyzed terms; with `phrase`, only children holding the exact phrase."""
+        query = self.phrase_query(text, filters) if phrase else self.build_query(text, filters, weights)
+        if query is None:
+            return []
+        searcher = self.index.searcher()
+        hits = []
+        for rank, (score, address) in enumerate(searcher.search(query, limit=limit).hits, start=1):
+            doc = searcher.doc(address)
+            hits.append(
+                {
+                    "child_id": doc["child_id"][0],
+                    "parent_id": doc["parent_id"][0],
+                    "document_id": doc["document_id"][0],
+                    "version": doc["version"][0],
+                    "score": float(score),
+                    "rank": rank,
+                }
+            )
+        return hits
+
+    def versions(self) -> dict[str, set[str]]:
+        """document_id -> version stamps present (one, when consistent)."""
+        searcher = self.index.searcher()
+        result: dict[str, set[str]] = {}
+        if searcher.num_docs == 0:
+            return result
+        hits = searcher.search(tantivy.Query.all_query(), limit=searcher.num_docs).hits
+        for _, address in hits:
+            doc = searcher.doc(address)
+            result.setdefault(doc["document_id"][0], set()).add(doc["version"][0])
+        return result
+
+    def count(self, document_id: str, version: str | None = None) -> int:
+        query = tantivy.Query.term_query(self.schema, "document_id", document_id)
+        if version:
+            query = self._versions_query(document_id, {version}, exclude=False)
+        return self.index.searcher().search(query, limit=1, count=True).count

@@ -1,0 +1,118 @@
+"""What to (re)process: new, changed, unchanged, duplicate and withdrawn documents.
+
+Shared by the CLI's ingest, the inbox sensor and the nightly re-index schedule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from rag_assets.hashing import sha256_file
+from rag_assets.ingest.stages import outdated_stages
+from rag_assets.settings import Settings
+from rag_assets.index.records import load_source_record
+from rag_assets.ingest.sources import MEDIA_TYPES, SIDECAR_SUFFIX
+from rag_assets.store import KnowledgeStore, document_key_for, file_lock, read_json, write_json_atomic
+from rag_assets.versions import CODE_VERSIONS
+
+
+@dataclass
+class Plan:
+    to_run: dict[str, list[str]] = field(default_factory=dict)  # key -> stages to materialize
+    unchanged: list[str] = field(default_factory=list)
+    duplicates: dict[Path, str] = field(default_factory=dict)  # path -> key of the indexed copy
+    paths: dict[str, Path] = field(default_factory=dict)  # key -> source path
+
+
+def candidate_files(paths: Iterable[Path]) -> list[Path]:
+    """Files as given; folders recursively, keeping supported documents only (sidecars,
+    READMEs and scripts beside them are not documents)."""
+    files: list[Path] = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            files.extend(
+                p for p in sorted(path.rglob("*"))
+                if p.is_file() and p.suffix.lower() in MEDIA_TYPES and not p.name.endswith(SIDECAR_SUFFIX)
+                and not p.name.startswith(".") and p.name.lower() != "readme.md"
+            )
+        else:
+            files.append(path)
+    return files
+
+
+def _indexed_sha(store: KnowledgeStore, key: str) -> str | None:
+    try:
+        return load_source_record(store, key).sha256
+    except FileNotFoundError:
+        return None
+
+
+def plan(settings: Settings, files: list[Path], force: bool = False) -> Plan:
+    """Register the files and decide, for each, what to run. A file whose bytes equal an
+    already indexed document under another name is not indexed again: its name is
+    recorded as an alias of that document."""
+    store = KnowledgeStore(settings.store)
+    result = Plan()
+    registry = store.registry()
+    by_sha: dict[str, str] = {}
+    for key in registry:
+        sha = _indexed_sha(store, key)
+        if sha:
+            by_sha.setdefault(sha, key)
+    keep = []
+    for path in files:
+        key = document_key_for(path)
+        try:
+            sha = sha256_file(path) if path.is_file() else None
+        except OSError:
+            sha = None
+        owner = by_sha.get(sha) if sha else None
+        if owner is not None and owner != key and Path(registry.get(owner, "")).exists():
+            result.duplicates[path] = owner
+            record_alias(store, owner, path)
+            continue
+        if sha:
+            by_sha.setdefault(sha, key)
+        keep.append(path)
+    for key, path in store.register(keep).items():
+        result.paths[key] = path
+        stages = list(CODE_VERSIONS) if force else outdated_stages(settings, key, path)
+        if stages:
+            result.to_run[key] = stages
+        else:
+            result.unchanged.append(key)
+    return result
+
+
+def record_alias(store: KnowledgeStore, document_id: str, path: Path) -> None:
+    aliases_path = store.document_dir(document_id) / "aliases.json"
+    with file_lock(store.lock_path("aliases")):
+        aliases = read_json(aliases_path) if aliases_path.exists() else []
+        if str(path.resolve()) not in aliases:
+            write_json_atomic(aliases_path, sorted({*aliases, str(path.resolve())}))
+
+
+def aliases_of(store: KnowledgeStore, document_id: str) -> list[str]:
+    path = store.document_dir(document_id) / "aliases.json"
+    return read_json(path) if path.exists() else []
+
+
+def withdrawn(settings: Settings, folder: Path) -> list[str]:
+    """Registered documents under `folder` whose source file is gone."""
+    folder = folder.resolve()
+    registry = KnowledgeStore(settings.store).registry()
+    return [key for key, path in registry.items() if Path(path).is_relative_to(folder) and not Path(path).exists()]
+
+
+def stale(settings: Settings) -> dict[str, list[str]]:
+    """Every registered document whose source still exists and some stage is outdated."""
+    registry = KnowledgeStore(settings.store).registry()
+    result = {}
+    for key, path in registry.items():
+        if Path(path).exists():
+            stages = outdated_stages(settings, key, Path(path))
+            if stages:
+                result[key] = stages
+    return result

@@ -1,0 +1,140 @@
+"""Source documents: validation, sidecar metadata and content-addressed copies."""
+
+from __future__ import annotations
+
+import datetime as dt
+import mimetypes
+import shutil
+from pathlib import Path
+
+import yaml
+
+from rag_assets.errors import DocumentError
+from rag_assets.hashing import sha256_file
+from rag_assets.index.records import PUBLIC_GROUP, SourceRecord
+from rag_assets.store import KnowledgeStore, safe_file_name, write_json_atomic
+
+MEDIA_TYPES = {
+    ".pdf": "application/pdf",
+    ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    ".pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    ".html": "text/html",
+    ".htm": "text/html",
+    ".md": "text/markdown",
+    ".markdown": "text/markdown",
+    # a collection of records, one JSON object a line (BEIR corpus.jsonl): one section per record
+    ".jsonl": "application/x-ndjson",
+}
+SIDECAR_SUFFIX = ".meta.yaml"
+
+
+def sidecar_path(path: Path) -> Path:
+    return path.with_name(path.name + SIDECAR_SUFFIX)
+
+
+def read_sidecar(path: Path) -> dict:
+    sidecar = sidecar_path(path)
+    if not sidecar.exists():
+        return {}
+    try:
+        meta = yaml.safe_load(sidecar.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise DocumentError(sidecar, f"sidecar metadata is not valid YAML ({exc})") from exc
+    if not isinstance(meta, dict):
+        raise DocumentError(sidecar, "sidecar metadata must be a mapping of keys to values")
+    return meta
+
+
+def _check_pdf(path: Path) -> None:
+    with open(path, "rb") as handle:
+        head = handle.read(1024)
+    if b"%PDF-" not in head:
+        kind = "HTML" if b"<html" in head.lower() or b"<!doctype" in head.lower() else "not a PDF"
+        raise DocumentError(path, f"has a .pdf extension but its content is {kind} (no %PDF header)")
+    import pypdfium2
+
+    try:
+        pdf = pypdfium2.PdfDocument(str(path))
+    except pypdfium2.PdfiumError as exc:
+        message = str(exc)
+        if "password" in message.lower():
+            raise DocumentError(path, "PDF is encrypted (password protected)") from exc
+        raise DocumentError(path, f"PDF is corrupt or truncated ({message})") from exc
+    try:
+        # A PDF with no text layer is a scan: the conversion OCRs it (or refuses it then, saying why).
+        if len(pdf) == 0:
+            raise DocumentError(path, "PDF has no pages")
+    finally:
+        pdf.close()
+
+
+def _human(size: int) -> str:
+    return f"{size / 2**20:.1f} MiB" if size >= 2**20 else f"{size:,} bytes"
+
+
+def validate(path: Path, max_bytes: int) -> str:
+    """Return the media type of a readable, supported file, or raise DocumentError."""
+    if not path.exists():
+        raise DocumentError(path, "file does not exist")
+    if not path.is_file():
+        raise DocumentError(path, "is not a regular file")
+    media_type = MEDIA_TYPES.get(path.suffix.lower())
+    if media_type is None:
+        supported = ", ".join(sorted(MEDIA_TYPES))
+        raise DocumentError(path, f"unsupported file type '{path.suffix or '(none)'}' (supported: {supported})")
+    size = path.stat().st_size
+    if size == 0:
+        raise DocumentError(path, "file is empty (0 bytes)")
+    if size > max_bytes:
+        raise DocumentError(path, f"file is {_human(size)}, over the {_human(max_bytes)} limit (RAG_ASSETS_MAX_FILE_MB)")
+    if media_type == "application/pdf":
+        _check_pdf(path)
+    return media_type
+
+
+def _iso_date(value: object, sidecar: Path) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    try:
+        return dt.date.fromisoformat(str(value)).isoformat()
+    except ValueError as exc:
+        raise DocumentError(sidecar, f"effective_date '{value}' is not an ISO date (YYYY-MM-DD)") from exc
+
+
+def ingest_source(store: KnowledgeStore, document_id: str, path: Path, max_bytes: int) -> SourceRecord:
+    """Validate the file, copy it under its content hash and record what it is."""
+    path = Path(path)
+    media_type = validate(path, max_bytes)
+    meta = read_sidecar(path)
+    sha = sha256_file(path)
+    warnings = []
+    stored_name = safe_file_name(path.name)
+    if stored_name != path.name:
+        warnings.append(f"file name {path.name!r} is unsafe; stored as {stored_name!r}")
+    target = store.source_dir(sha) / stored_name
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target.with_name(target.name + ".part"))
+        target.with_name(target.name + ".part").replace(target)
+    groups = meta.pop("allowed_groups", None) or [PUBLIC_GROUP]
+    record = SourceRecord(
+        document_id=document_id,
+        original_path=str(path.resolve()),
+        file_name=path.name,
+        stored_path=str(target),
+        sha256=sha,
+        size_bytes=path.stat().st_size,
+        media_type=media_type or mimetypes.guess_type(path.name)[0] or "application/octet-stream",
+        title_given=bool(meta.get("title")),
+        title=str(meta.pop("title", None) or path.stem),
+        language=meta.pop("language", None),
+        document_type=meta.pop("document_type", None),
+        effective_date=_iso_date(meta.pop("effective_date", None), sidecar_path(path)),
+        allowed_groups=[str(g) for g in (groups if isinstance(groups, list) else [groups])],
+        extra=meta,
+        warnings=warnings,
+    )
+    write_json_atomic(store.document_dir(document_id) / "source.json", record.to_dict())
+    return record

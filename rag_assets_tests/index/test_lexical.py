@@ -1,0 +1,64 @@
+import pytest
+
+from rag_assets.retrieve.filters import SearchFilters
+from rag_assets.index.lexical import LexicalDoc, LexicalIndex
+
+
+def doc(child, document, text, language="fr", groups=("public",), date="2024-01-01"):
+    return LexicalDoc(child, f"p-{child}", document, language, "policy", list(groups), date, text)
+
+
+@pytest.fixture
+def index(tmp_path):
+    lexical = LexicalIndex(tmp_path / "tantivy")
+    lexical.stage_version("d1", "v1", [doc("c1", "d1", "La franchise pour une inondation en zone A est de 5 000 €."),
+                                       doc("c2", "d1", "Les tempêtes sont couvertes, c'est-à-dire le vent.")], keep=set())
+    lexical.stage_version("d2", "v1", [doc("c3", "d2", "The deductible for floods is 5,000 dollars.", language="en"),
+                                       doc("c4", "d2", "Rapport S/P: sinistres à primes", groups=("claims",))], keep=set())
+    return lexical
+
+
+def test_french_analyzer_stems_and_folds_accents(index):
+    assert index.analyze("Les Inondations déclarées", "fr") == ["inond", "declar"]
+
+
+def test_user_text_never_breaks_the_query(index):
+    for text in ["c'est-à-dire", "S/P:", "(zone A] AND", '"', "OR NOT", ""]:
+        index.search(text, SearchFilters())  # must not raise
+
+
+def test_french_and_english_documents_are_both_searchable(index):
+    assert index.search("inondations zone A", SearchFilters())[0]["child_id"] == "c1"
+    assert index.search("flood deductible", SearchFilters())[0]["child_id"] == "c3"
+
+
+def test_filters_apply_inside_the_engine(index):
+    assert [h["child_id"] for h in index.search("sinistres primes", SearchFilters())] == []
+    assert [h["child_id"] for h in index.search("sinistres primes", SearchFilters(groups=("public", "claims")))] == ["c4"]
+    assert {h["document_id"] for h in index.search("franchise deductible", SearchFilters(document_ids=("d2",)))} == {"d2"}
+    assert index.search("franchise", SearchFilters(effective_from="2025-01-01")) == []
+
+
+def test_a_new_version_is_staged_beside_the_published_one_then_replaces_it(index):
+    index.stage_version("d1", "v2", [doc("c9", "d1", "Nouvelle franchise inondation")], keep={"v1"})
+    assert index.versions()["d1"] == {"v1", "v2"}
+    assert (index.count("d1", "v1"), index.count("d1", "v2")) == (2, 1)
+    index.stage_version("d1", "v2", [doc("c9", "d1", "Nouvelle franchise inondation")], keep={"v1"})
+    assert index.count("d1", "v2") == 1, "re-staging the same version adds no duplicates"
+    index.drop_versions_except("d1", "v2")
+    assert index.versions()["d1"] == {"v2"} and index.count("d1") == 1
+    assert index.count("d2") == 2
+
+
+def test_term_weights_change_the_ranking(index):
+    plain = index.search("franchise tempêtes", SearchFilters())
+    weighted = index.search("franchise tempêtes", SearchFilters(), weights={"tempêtes": 5.0})
+    assert weighted[0]["child_id"] == "c2"
+    assert {h["child_id"] for h in plain} == {h["child_id"] for h in weighted}
+
+
+def test_phrase_search_needs_the_words_in_order(index):
+    quote = "La franchise pour une inondation en zone A"
+    assert [h["child_id"] for h in index.search(quote, SearchFilters(), phrase=True)] == ["c1"]
+    assert index.search("zone A inondation pour une franchise", SearchFilters(), phrase=True) == []
+    assert index.search("franchise inondation", SearchFilters(), phrase=True) == [], "too short to be a phrase"

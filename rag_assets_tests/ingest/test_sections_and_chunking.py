@@ -1,0 +1,98 @@
+"""Parents and children on real Docling documents converted from Markdown."""
+
+import pytest
+from docling.document_converter import DocumentConverter
+
+from rag_assets.ingest.chunking import ParentChunker
+from rag_assets.embedding import get_embedder
+from rag_assets.ingest.sections import build_parents
+
+ROWS = "\n".join(f"| Sinistre {i} | Zone {i % 3} | {1000 + i} 000 € |" for i in range(120))
+LONG = " ".join(f"La garantie numéro {i} couvre un montant de 1 250 000 € par sinistre." for i in range(90))
+MARKDOWN = f"""# Conditions générales
+
+Préambule du contrat.
+
+## 1. Garanties
+
+### 1.1 Dommages
+
+{LONG}
+
+### 1.2 Tableau
+
+Tableau 2 – Sinistres par zone
+
+| Événement | Zone | Montant |
+|---|---|---|
+{ROWS}
+
+## 2. Exclusions
+
+Les dommages intentionnels sont exclus.
+"""
+
+
+@pytest.fixture(scope="module")
+def parents(tmp_path_factory):
+    path = tmp_path_factory.mktemp("md") / "cg.md"
+    path.write_text(MARKDOWN, encoding="utf-8")
+    document = DocumentConverter().convert(str(path)).document
+    return build_parents(document, "doc-1", get_embedder().count_tokens)
+
+
+@pytest.fixture(scope="module")
+def chunker():
+    return ParentChunker(get_embedder().count_tokens, max_tokens=400)
+
+
+def test_one_parent_per_section_with_heading_path(parents):
+    paths = [p.heading_path for p in parents]
+    assert ["Conditions générales", "1. Garanties", "1.1 Dommages"] in paths
+    assert ["Conditions générales", "2. Exclusions"] == paths[-1]
+    assert all(not p.text.startswith("#") for p in parents)
+
+
+def test_table_is_one_block_in_one_parent_with_its_caption(parents):
+    tables = [b for p in parents for b in p.blocks if b.kind == "table"]
+    assert len(tables) == 1
+    assert tables[0].caption == "Tableau 2 – Sinistres par zone"
+    assert sum(p.table_count for p in parents) == 1
+
+
+def test_parent_ids_are_stable(parents, tmp_path):
+    path = tmp_path / "cg.md"
+    path.write_text(MARKDOWN, encoding="utf-8")
+    again = build_parents(DocumentConverter().convert(str(path)).document, "doc-1", get_embedder().count_tokens)
+    assert [p.parent_id for p in again] == [p.parent_id for p in parents]
+
+
+def test_children_partition_each_parent_within_budget(parents, chunker):
+    for parent in parents:
+        children = chunker.chunk(parent, title="CG Habitation")
+        assert "".join(c.text for c in children) == parent.text
+        assert [c.start for c in children][0] == 0 and children[-1].end == len(parent.text)
+        assert all(a.end == b.start for a, b in zip(children, children[1:]))
+        assert all(c.token_count <= 400 for c in children)
+        assert all(c.contextualized.startswith("CG Habitation\nConditions générales") for c in children)
+
+
+def test_long_paragraph_split_at_sentences_never_inside_a_number(parents, chunker):
+    parent = next(p for p in parents if p.heading_path[-1] == "1.1 Dommages")
+    children = chunker.chunk(parent)
+    assert len(children) > 1
+    for child in children:
+        assert child.text.strip().endswith("sinistre.")
+
+
+def test_table_chunks_repeat_the_header_and_caption(parents, chunker):
+    parent = next(p for p in parents if p.table_count)
+    children = [c for c in chunker.chunk(parent) if c.kind == "table"]
+    assert len(children) > 1
+    for child in children:
+        assert "| Événement | Zone | Montant |" in child.contextualized
+        assert "Tableau 2 – Sinistres par zone" in child.contextualized
+        for line in child.text.strip().splitlines():
+            if not line or line.startswith("Tableau 2"):  # the caption opens the first chunk
+                continue
+            assert line.startswith("|") and line.endswith("|"), "rows are never cut"
