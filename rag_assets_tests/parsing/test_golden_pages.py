@@ -585,9 +585,6 @@ def test_two_columns_keeps_section_and_article_headings_apart(two_columns: Conve
     assert "article 1 : date d'effet" in two_columns.headings
 
 
-@known_defect("Nautis p.4: the first line of a numbered paragraph ('3.2 - Toute réticence ou déclaration "
-              "intentionnellement', '5.2 - …', 'La cotisation est exigible au 1er janvier. Le sociétaire peut') "
-              "becomes a heading and the paragraph is indexed from its second line under it")
 def test_two_columns_keeps_numbered_paragraphs_whole(two_columns: Converted) -> None:
     first_lines = ("3.2 - ", "5.2 - ", "5.3 - ", "La cotisation est exigible")
     assert not [h for h in two_columns.headings if h.startswith(first_lines)]
