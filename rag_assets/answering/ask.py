@@ -19,7 +19,7 @@ from rag_assets.answering.retrieval import RetrievalOptions, Retriever
 from rag_assets.answering.router import route as route_message
 from rag_assets.answering.router import route_by_rules
 from rag_assets.answering.citations import build_registry
-from rag_assets.answering.terms import language_of
+from rag_assets.language import detect_language as language_of
 from rag_assets.answering.verification import verify
 
 

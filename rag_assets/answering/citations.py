@@ -82,12 +82,12 @@ def _document_relations(documents: dict[str, dict]) -> tuple[dict[str, list[str]
 
 
 def document_relations(kb) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-    return _document_relations(kb.documents)
+    return _document_relations({d: kb.document(d) for d in kb.document_ids()})
 
 
 def _element_numbers(kb, document_id: str) -> dict[tuple[str, int], int]:
     """(parent_id, block index) -> number of that element among its kind in the document."""
-    parents = sorted((p for p in kb.parents.values() if p["document_id"] == document_id), key=lambda p: p["ordinal"])
+    parents = kb.parents_of(document_id)
     counters: dict[str, int] = {}
     numbers = {}
     for parent in parents:
@@ -112,9 +112,9 @@ class SourceRegistry:
     def add_parent(self, parent_id: str) -> str:
         if parent_id in self._by_parent:
             return self._by_parent[parent_id]
-        parent = self.kb.parents[parent_id]
+        parent = self.kb.parent(parent_id)
         document_id = parent["document_id"]
-        record = self.kb.documents.get(document_id, {})
+        record = self.kb.document(document_id)
         title = record.get("title") or parent.get("document_title") or document_id
         headings = [h for h in parent.get("heading_path") or [] if _norm(h) != _norm(title)]
         blocks = parent.get("blocks") or []
@@ -197,7 +197,7 @@ class SourceRegistry:
     # --------------------------------------------------------------- rendering
     def context_text(self) -> str:
         """The sources as the model sees them: delimited, with metadata, elements marked inline."""
-        titles = {d: (r.get("title") or d) for d, r in self.kb.documents.items()}
+        titles = {d: (self.kb.document(d).get("title") or d) for d in self.kb.document_ids()}
         parts = []
         for parent_id in self.parent_ids:
             section_id = self._by_parent[parent_id]
@@ -212,7 +212,7 @@ class SourceRegistry:
             if entry.amended_by:
                 meta.append('modifié_par="' + "; ".join(titles.get(d, d) for d in entry.amended_by) + '"')
             body = []
-            parent = self.kb.parents[parent_id]
+            parent = self.kb.parent(parent_id)
             for index, block in enumerate(parent.get("blocks") or []):
                 element_id = self._elements.get((parent_id, index))
                 if element_id:

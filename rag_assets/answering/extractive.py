@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from rag_assets.answering.model import NO_SOURCE, Paragraph, SubQuestion
 from rag_assets.answering.safety import looks_like_instruction
 from rag_assets.answering.verification import check_numbers
-from rag_assets.answering.terms import TermWeights, analyze, content_terms, language_of, qualified_ids
+from rag_assets.answering.terms import TermWeights
+from rag_assets.language import detect_language as language_of
+from rag_assets.retrieve.query import analyze, content_terms, qualified_ids
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[«\"(\[A-ZÀ-ÖØ-Þ0-9])|\n+")
 _NUMBER = re.compile(r"\d")
@@ -74,8 +76,8 @@ def units_of(registry, kb) -> tuple[list[Unit], list[str]]:
     for parent_id in registry.parent_ids:
         section_id = registry.section_id(parent_id)
         section = registry[section_id]
-        parent = kb.parents[parent_id]
-        language = kb.documents.get(section.document_id, {}).get("language") or language_of(parent["text"])
+        parent = kb.parent(parent_id)
+        language = kb.document(section.document_id).get("language") or language_of(parent["text"])
         base_context = "\n".join([section.document_title, *section.heading_path])
         for index, block in enumerate(parent.get("blocks") or []):
             element_id = registry.element_id(parent_id, index) or section_id

@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 
 from rag_assets.answering.model import FOUND, NO_SOURCE, SubQuestion
 from rag_assets.answering.citations import document_relations
-from rag_assets.answering.terms import TermWeights, content_terms, language_of
+from rag_assets.answering.terms import TermWeights
+from rag_assets.language import detect_language as language_of
+from rag_assets.retrieve.query import analyze, content_terms
 from rag_assets.index.records import PUBLIC_GROUP
 
 
@@ -57,16 +59,15 @@ class Retriever:
 
     # ---------------------------------------------------------------- scoring
     def _language(self, document_id: str, text: str) -> str:
-        record = self.kb.documents.get(document_id, {})
+        record = self.kb.document(document_id)
         return record.get("language") or language_of(text)
 
     def _parent_terms(self, parent_id: str, language: str) -> set[str]:
         key = (parent_id, language)
         if key not in self._terms_cache:
-            from rag_assets.answering.terms import analyze
 
-            parent = self.kb.parents[parent_id]
-            title = self.kb.documents.get(parent["document_id"], {}).get("title") or parent.get("document_title", "")
+            parent = self.kb.parent(parent_id)
+            title = self.kb.document(parent["document_id"]).get("title") or parent.get("document_title", "")
             text = "\n".join([title, *parent.get("heading_path", []), parent["text"]])
             self._terms_cache[key] = set(analyze(text, language))
         return self._terms_cache[key]
@@ -99,7 +100,7 @@ class Retriever:
         """Once: with a model, its keyword query; without, the question's content words."""
         if self.llm is not None:
             try:
-                languages = [d.get("language") for d in self.kb.documents.values() if d.get("language")]
+                languages = [d.get("language") for d in (self.kb.document(d) for d in self.kb.document_ids()) if d.get("language")]
                 corpus = "anglais" if languages and languages.count("en") > len(languages) / 2 else "français"
                 result = self.llm.complete(
                     [{"role": "system", "content": "Reformule la question en une requête de recherche documentaire "
@@ -152,7 +153,7 @@ class Retriever:
         return Retrieved(sub, kept)
 
     def _visible(self, document_id: str) -> bool:
-        record = self.kb.documents.get(document_id, {})
+        record = self.kb.document(document_id)
         allowed = set(record.get("allowed_groups") or [PUBLIC_GROUP])
         return bool(allowed & ({PUBLIC_GROUP} | set(self.groups)))
 

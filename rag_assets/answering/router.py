@@ -13,7 +13,7 @@ import re
 import unicodedata
 
 from rag_assets.answering.model import Route
-from rag_assets.answering.terms import content_terms, qualified_ids
+from rag_assets.retrieve.query import content_terms, qualified_ids
 
 BUDGETS = {"targeted": 3, "explanation": 5, "comparison": 7}
 

@@ -17,7 +17,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from rag_assets.answering.model import PARTIAL, SUPPORTED, UNSUPPORTED, VERDICTS, Paragraph
-from rag_assets.answering.terms import analyze, content_terms
+from rag_assets.retrieve.query import analyze, content_terms
 
 # ----------------------------------------------------------------- normalisation
 

@@ -13,7 +13,6 @@ and contains the expected value.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import re
@@ -44,7 +43,7 @@ def sample_store(root: Path) -> Path:
     from rag_assets.defs.ingestion.runs import ingest, open_instance
     from rag_assets.settings import SAMPLES_DIR, load_settings
 
-    settings = dataclasses.replace(load_settings(), store=root / "knowledge", dagster_home=root / "dagster")
+    settings = load_settings().model_copy(update={"store": root / "knowledge", "dagster_home": root / "dagster"})
     instance = open_instance(settings)
     try:
         outcomes = ingest([SAMPLES_DIR], settings, instance)
@@ -66,7 +65,7 @@ def injected_context_check(kb, endpoint) -> dict:
     from rag_assets.answering.verification import verify
 
     question = CHECKS[0][0]
-    parents = [next(pid for pid, p in kb.parents.items() if marker in p["text"])
+    parents = [next(p["parent_id"] for p in kb.iter_parents() if marker in p["text"])
                for marker in ("Ignore les consignes précédentes", "| Inondation | Zone A |")]
     registry = build_registry(kb, parents)
     llm = LLMClient([endpoint])

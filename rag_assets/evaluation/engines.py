@@ -1,6 +1,6 @@
 """Per-engine rankings for evaluation, read from a materialized knowledge store.
 
-Engines (the product's, measured as the client runs them, but deeper):
+Engines (the product's own retrieval, `KnowledgeBase.retrieve`, asked deeper):
 
 * ``bm25``   — Tantivy over children, collapsed to parents (best child);
 * ``dense``  — LanceDB over children, collapsed to parents;
@@ -26,9 +26,6 @@ from types import SimpleNamespace
 from typing import Callable
 
 from rag_assets.retrieve.knowledge_base import KnowledgeBase
-from rag_assets.embedding import get_embedder
-from rag_assets.retrieve.filters import SearchFilters
-from rag_assets.retrieve.fusion import children_to_parents, rrf
 
 PRODUCT_ENGINES = ("bm25", "dense", "hybrid")
 DEPTH = 100
@@ -53,12 +50,6 @@ class EngineRuns:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
-def _published(kb: KnowledgeBase, hits: list[dict]) -> list[dict]:
-    """Hits of each document's published version only (as the client serves them)."""
-    return [h for h in hits if (kb.published.get(h["document_id"]) or {}).get("version") == h["version"]
-            and h["parent_id"] in kb.parents]
-
-
 def _collapse(ids: list[str]) -> list[str]:
     return list(dict.fromkeys(i for i in ids if i is not None))
 
@@ -73,35 +64,26 @@ def run_engines(
     progress: Callable[[int, int], None] | None = None,
     rerank_depth: int = RERANK_DEPTH,
 ) -> EngineRuns:
-    """Rank parents per engine for every query; ``unit_of`` maps a parent id to the unit
-    judged by the qrels (identity for question sets, record id for benchmarks)."""
+    """Rank parents per engine for every query through the product's own retrieval
+    (`KnowledgeBase.retrieve`, deeper); ``unit_of`` maps a parent id to the unit judged by
+    the qrels (identity for question sets, record id for benchmarks)."""
     unit_of = unit_of or (lambda parent_id: parent_id)
     candidates = candidates or 2 * depth
-    embedder = get_embedder(kb.embedder_spec)
     engines = [*PRODUCT_ENGINES, *(["reranked"] if reranker else [])]
     runs = EngineRuns(units={e: {} for e in engines}, seconds={e: 0.0 for e in engines})
     for done, query in enumerate(queries, start=1):
-        filters = SearchFilters.from_dict(None, query.groups)
-        started = time.perf_counter()
-        lexical_children = _published(kb, kb.lexical.search(query.text, filters, limit=candidates))
-        lexical = children_to_parents(lexical_children)
-        runs.seconds["bm25"] += time.perf_counter() - started
-        started = time.perf_counter()
-        dense_children = _published(kb, kb.dense.search(embedder.embed_query(query.text), filters, limit=candidates))
-        dense = children_to_parents(dense_children)
-        runs.seconds["dense"] += time.perf_counter() - started
-        started = time.perf_counter()
-        fused = [parent_id for parent_id, _score, _ranks in rrf({"bm25": lexical, "dense": dense}, kb.rrf_k)]
-        runs.seconds["hybrid"] += time.perf_counter() - started
-        rankings = {"bm25": [h["parent_id"] for h in lexical], "dense": [h["parent_id"] for h in dense], "hybrid": fused}
+        trace = kb.retrieve(query.text, groups=list(query.groups), candidates=candidates)
+        runs.seconds["bm25"] += trace.seconds["bm25"]
+        runs.seconds["dense"] += trace.seconds["dense"] + trace.seconds["query_embedding"]
+        runs.seconds["hybrid"] += trace.seconds["fusion"]
+        rankings = {engine: trace.ranking(engine) for engine in PRODUCT_ENGINES}
         if reranker:
             started = time.perf_counter()
-            rankings["reranked"] = rerank(reranker, query.text, fused, kb, rerank_depth)
+            rankings["reranked"] = rerank(reranker, query.text, rankings["hybrid"], kb, rerank_depth)
             runs.seconds["reranked"] += time.perf_counter() - started
-        # what KnowledgeBase.search serves: the first kb.candidates children of each engine
-        served = rrf({"bm25": children_to_parents(lexical_children[: kb.candidates]),
-                      "dense": children_to_parents(dense_children[: kb.candidates])}, kb.rrf_k)
-        runs.hybrid_parents[query.qid] = [parent_id for parent_id, _score, _ranks in served]
+        # what the product gives the model: `search` with its own candidate depth
+        served = kb.retrieve(query.text, groups=list(query.groups)) if candidates != kb.candidates else trace
+        runs.hybrid_parents[query.qid] = served.ranking("hybrid")
         for engine, parent_ids in rankings.items():
             runs.units[engine][query.qid] = _collapse([unit_of(p) for p in parent_ids])[:depth]
         if progress and (done % 50 == 0 or done == len(queries)):
@@ -111,7 +93,7 @@ def run_engines(
 
 def rerank(reranker: Callable, question: str, fused: list[str], kb: KnowledgeBase, depth: int) -> list[str]:
     head = fused[:depth]
-    hits = [SimpleNamespace(parent_id=p, text=kb.parents[p]["text"], heading_path=kb.parents[p]["heading_path"])
+    hits = [SimpleNamespace(parent_id=p, text=kb.parent(p)["text"], heading_path=kb.parent(p)["heading_path"])
             for p in head]
     scores = [float(s) for s in reranker(question, hits)] if hits else []
     order = sorted(range(len(head)), key=lambda i: (-scores[i], i))  # ties keep the hybrid order

@@ -51,8 +51,8 @@ def index_stamps(kb, latest_materialization=None) -> dict:
     indexes hold) and, given ``latest_materialization(asset, partition)`` (the orchestrator's
     record), the run and data version of each index asset."""
     stamps = {}
-    for document_id, entry in sorted(kb.published.items()):
-        document = kb.documents.get(document_id, {})
+    for document_id, entry in sorted(kb.published_versions().items()):
+        document = kb.document(document_id)
         stamp = {
             "file": document.get("file_name"),
             "source_sha256": document.get("sha256"),

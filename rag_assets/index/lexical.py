@@ -8,6 +8,7 @@ queries are never given to Tantivy's query parser (it raises on ordinary text su
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import Iterable
 
 import tantivy
 
-from rag_assets.retrieve.filters import SearchFilters, date_number
+from rag_assets.index.filters import SearchFilters, date_number
 from rag_assets.store import file_lock
 
 TEXT_FIELDS = {"fr": "text_fr", "en": "text_en"}
@@ -210,6 +211,17 @@ class LexicalIndex:
                 }
             )
         return hits
+
+    def idf(self, term: str, language: str = "fr") -> float:
+        """log(1 + N / (df + 0.5)) of an analysed term over the children (a term the
+        index never saw weighs the most)."""
+        searcher = self.index.searcher()
+        n = max(1, int(searcher.num_docs))
+        try:
+            df = int(searcher.doc_freq(TEXT_FIELDS.get(language, "text_fr"), term))
+        except Exception:  # an empty index
+            df = 0
+        return math.log(1.0 + n / (df + 0.5))
 
     def versions(self) -> dict[str, set[str]]:
         """document_id -> version stamps present (one, when consistent)."""

@@ -11,14 +11,16 @@ Reads only materialized assets (no Dagster run needed).
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from rag_assets.index.dense import DenseIndex
 from rag_assets.embedding import get_embedder
 from rag_assets.errors import StoreMismatchError
-from rag_assets.retrieve.filters import SearchFilters
-from rag_assets.retrieve.fusion import children_to_parents, rrf
+from rag_assets.index.filters import SearchFilters
+from rag_assets.retrieve.fusion import DEFAULT_WEIGHTS, children_to_parents, rrf
+from rag_assets.retrieve.query import AnalyzedQuery
 from rag_assets.index.lexical import LexicalIndex
 from rag_assets.settings import load_settings
 from rag_assets.index.records import document_title, load_source_record
@@ -26,6 +28,45 @@ from rag_assets.index.publication import published_path, read_publication
 from rag_assets.retrieve.reranking import reranker_from_spec
 from rag_assets.store import KnowledgeStore
 from rag_assets.index.rows import PARENT_JSON_COLUMNS, read_rows
+
+
+@dataclass(frozen=True)
+class ChildHit:
+    """One child an engine found (published version only)."""
+
+    child_id: str
+    parent_id: str
+    document_id: str
+    version: str
+    score: float
+
+
+@dataclass(frozen=True)
+class FusedParent:
+    parent_id: str
+    score: float  # fused (weighted RRF) score; phrase-holding parents lead whatever it says
+    ranks: dict[str, int]  # engine -> rank of the parent in that engine's parent ranking
+
+
+@dataclass
+class RetrievalTrace:
+    """Everything one retrieval did: what each engine found, how it was fused. `search`,
+    answering and evaluation all read this (one retrieval path)."""
+
+    query: AnalyzedQuery
+    filters: SearchFilters
+    children: dict[str, list[ChildHit]]  # engine -> child hits, best first
+    parents: dict[str, list[ChildHit]]  # engine -> parents ranked by their best child
+    phrase: list[str]  # parents holding the question's quoted clause (≥4 terms in order)
+    fused: list[FusedParent]
+    excluded: list[dict] = field(default_factory=list)  # hits of an unpublished version, skipped
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def ranking(self, engine: str) -> list[str]:
+        """Parent ids best first: "bm25", "dense" or "hybrid" (the fused list)."""
+        if engine == "hybrid":
+            return [f.parent_id for f in self.fused]
+        return [h.parent_id for h in self.parents.get(engine, [])]
 
 
 @dataclass
@@ -47,13 +88,14 @@ class ParentHit:
 
 class KnowledgeBase:
     def __init__(self, store: KnowledgeStore, embedder_spec: str, candidates: int = 20, rrf_k: int = 60,
-                 reranker: str | None = None):
+                 reranker: str | None = None, weights: dict[str, float] | None = None):
         self.store = store
         # callable(question, hits) -> scores in [0, 1], used by `ask`; None when not configured
         self.rerank = reranker_from_spec(reranker)
         self.embedder_spec = embedder_spec
         self.candidates = candidates
         self.rrf_k = rrf_k
+        self.weights = dict(weights or DEFAULT_WEIGHTS)  # engine -> weight in the fusion
         self.dense = DenseIndex(store.lancedb_dir)
         self.lexical = LexicalIndex(store.tantivy_dir)
         self.published: dict[str, dict] = {}
@@ -122,16 +164,53 @@ class KnowledgeBase:
                 + "\n  ".join(problems)
             )
 
-    def _published_only(self, hits: list[dict], engine: str, limit: int) -> list[dict]:
+    def _published_only(self, hits: list[dict], engine: str, excluded: list[dict]) -> list[ChildHit]:
         kept = []
         for hit in hits:
             entry = self.published.get(hit["document_id"])
             if entry is None or entry["version"] != hit["version"] or hit["parent_id"] not in self.parents:
-                self.last_excluded.append({**hit, "engine": engine,
-                                           "published_version": entry["version"] if entry else None})
+                excluded.append({**hit, "engine": engine, "published_version": entry["version"] if entry else None})
             else:
-                kept.append(hit)
-        return kept[:limit]
+                kept.append(ChildHit(hit["child_id"], hit["parent_id"], hit["document_id"], hit["version"],
+                                     float(hit["score"])))
+        return kept
+
+    # -- look-ups: what readers may know of the store -----------------------------------
+
+    def parent(self, parent_id: str) -> dict:
+        """A published parent: ids, heading path, text, blocks, pages, document title."""
+        return self.parents[parent_id]
+
+    def has_parent(self, parent_id: str) -> bool:
+        return parent_id in self.parents
+
+    def parents_of(self, document_id: str) -> list[dict]:
+        """A published document's parents, in reading order."""
+        return sorted((p for p in self.parents.values() if p["document_id"] == document_id), key=lambda p: p["ordinal"])
+
+    def iter_parents(self):
+        """Every published parent."""
+        return iter(list(self.parents.values()))
+
+    def child(self, child_id: str) -> dict | None:
+        return self.children.get(child_id)
+
+    def document(self, document_id: str) -> dict:
+        """A published document's record (file, title, language, type, dates, groups, sha256)."""
+        return self.documents.get(document_id, {})
+
+    def document_ids(self) -> list[str]:
+        return sorted(self.documents)
+
+    def published_versions(self) -> dict[str, dict]:
+        """document id -> its publication entry (version, counts, path)."""
+        return dict(self.published)
+
+    def idf(self, term: str, language: str = "fr") -> float:
+        """IDF of an analysed term over the children of the lexical index."""
+        return self.lexical.idf(term, language)
+
+    # -- retrieval ------------------------------------------------------------------------
 
     def ask(self, question: str, thread_id: str | None = None, user_groups=None, **options):
         """Sourced, verified answer (`rag_assets.answering.ask`; options: endpoints, offline, llm, options)."""
@@ -139,55 +218,77 @@ class KnowledgeBase:
 
         return ask(self, question, thread_id=thread_id, user_groups=user_groups, **options)
 
-    def search(self, question: str, k: int = 5, filters: dict | None = None, groups=None,
-               candidates: int | None = None, term_weights: dict[str, float] | None = None) -> list[ParentHit]:
-        """Hybrid search: BM25 and dense over children, collapsed to parents, fused by RRF.
-
-        Only hits of each document's published version count; others (a re-index in
-        flight) are skipped and listed in `last_excluded`."""
-        parsed = SearchFilters.from_dict(filters, groups)
+    def retrieve(self, question: str | AnalyzedQuery, filters: dict | SearchFilters | None = None, groups=None,
+                 candidates: int | None = None, term_weights: dict[str, float] | None = None) -> RetrievalTrace:
+        """BM25 and dense over children (``candidates`` each), collapsed to parents (best
+        child per engine), fused by weighted Reciprocal Rank Fusion; parents holding a
+        quoted clause of the question lead. Only hits of each document's published version
+        count; others (a re-index in flight) are skipped and listed in the trace."""
+        query = question if isinstance(question, AnalyzedQuery) else AnalyzedQuery.of(question)
+        parsed = filters if isinstance(filters, SearchFilters) else SearchFilters.from_dict(filters, groups)
         limit = candidates or self.candidates
-        vector = get_embedder(self.embedder_spec).embed_query(question)
+        seconds: dict[str, float] = {}
+        started = time.perf_counter()
+        vector = get_embedder(self.embedder_spec).embed_query(query.text)
+        seconds["query_embedding"] = time.perf_counter() - started
+        excluded: list[dict] = []
         with self._lock:
             self._refresh()
-            self.last_excluded = []
             # over-fetch: hits of an unpublished version are dropped after retrieval
-            lexical_hits = self._published_only(
-                self.lexical.search(question, parsed, limit=2 * limit, weights=term_weights), "bm25", limit)
-            dense_hits = self._published_only(self.dense.search(vector, parsed, limit=2 * limit), "dense", limit)
-            phrase_hits = self._published_only(self.lexical.search(question, parsed, limit=limit, phrase=True),
-                                               "phrase", limit)
-            rankings = {"bm25": children_to_parents(lexical_hits), "dense": children_to_parents(dense_hits)}
-            best = {engine: {h["parent_id"]: h for h in ranking} for engine, ranking in rankings.items()}
-            fused = rrf(rankings, self.rrf_k)
-            # A quoted clause (≥4 terms in order) is what the reader is looking for: the
-            # parents holding it verbatim come first, whatever the fusion says.
-            quoting = [p["parent_id"] for p in children_to_parents(phrase_hits)]
-            if quoting:
-                by_id = {parent_id: (parent_id, score, ranks) for parent_id, score, ranks in fused}
-                fused = [(*by_id.get(p, (p, 0.0, {}))[:2], {**by_id.get(p, (p, 0.0, {}))[2], "phrase": rank})
-                         for rank, p in enumerate(quoting, start=1)] + [f for f in fused if f[0] not in quoting]
-            results = []
-            for parent_id, score, ranks in fused[:k]:
-                parent = self.parents[parent_id]
-                best_child = {}
-                for engine, hits in best.items():
-                    if parent_id in hits:
-                        child = self.children.get(hits[parent_id]["child_id"], {})
-                        best_child[engine] = {"child_id": hits[parent_id]["child_id"], "score": hits[parent_id]["score"],
-                                              "text": child.get("text", "")}
-                results.append(
-                    ParentHit(
-                        parent_id=parent_id,
-                        document_id=parent["document_id"],
-                        document_title=parent["document_title"],
-                        heading_path=list(parent["heading_path"]),
-                        pages=list(parent["pages"]),
-                        text=parent["text"],
-                        rrf_score=score,
-                        ranks=ranks,
-                        version=self.published[parent["document_id"]]["version"],
-                        best_child=best_child,
-                    )
+            started = time.perf_counter()
+            lexical = self._published_only(
+                self.lexical.search(query.text, parsed, limit=2 * limit, weights=term_weights), "bm25", excluded)[:limit]
+            seconds["bm25"] = time.perf_counter() - started
+            started = time.perf_counter()
+            dense = self._published_only(self.dense.search(vector, parsed, limit=2 * limit), "dense", excluded)[:limit]
+            seconds["dense"] = time.perf_counter() - started
+            phrase = self._published_only(self.lexical.search(query.text, parsed, limit=limit, phrase=True),
+                                          "phrase", excluded)
+        started = time.perf_counter()
+        children = {"bm25": lexical, "dense": dense}
+        parents = {engine: children_to_parents(hits) for engine, hits in children.items()}
+        fused = [FusedParent(p, score, ranks) for p, score, ranks in
+                 rrf({e: [h.parent_id for h in ranking] for e, ranking in parents.items()}, self.rrf_k, self.weights)]
+        # A quoted clause (≥4 terms in order) is what the reader is looking for: the
+        # parents holding it verbatim come first, whatever the fusion says.
+        quoting = list(dict.fromkeys(h.parent_id for h in phrase))
+        if quoting:
+            by_id = {f.parent_id: f for f in fused}
+            lead = [FusedParent(p, by_id[p].score if p in by_id else 0.0,
+                                {**(by_id[p].ranks if p in by_id else {}), "phrase": rank})
+                    for rank, p in enumerate(quoting, start=1)]
+            fused = lead + [f for f in fused if f.parent_id not in quoting]
+        seconds["fusion"] = time.perf_counter() - started
+        self.last_excluded = excluded
+        return RetrievalTrace(query, parsed, children, parents, quoting, fused, excluded, seconds)
+
+    def search(self, question: str | AnalyzedQuery, k: int = 5, filters: dict | None = None, groups=None,
+               candidates: int | None = None, term_weights: dict[str, float] | None = None) -> list[ParentHit]:
+        """Hybrid search: the first ``k`` parents of `retrieve`, with their text and the
+        best child each engine found in them."""
+        trace = self.retrieve(question, filters, groups, candidates, term_weights)
+        best = {engine: {h.parent_id: h for h in ranking} for engine, ranking in trace.parents.items()}
+        results = []
+        for fused in trace.fused[:k]:
+            parent = self.parents[fused.parent_id]
+            best_child = {}
+            for engine, hits in best.items():
+                if fused.parent_id in hits:
+                    hit = hits[fused.parent_id]
+                    best_child[engine] = {"child_id": hit.child_id, "score": hit.score,
+                                          "text": (self.children.get(hit.child_id) or {}).get("text", "")}
+            results.append(
+                ParentHit(
+                    parent_id=fused.parent_id,
+                    document_id=parent["document_id"],
+                    document_title=parent["document_title"],
+                    heading_path=list(parent["heading_path"]),
+                    pages=list(parent["pages"]),
+                    text=parent["text"],
+                    rrf_score=fused.score,
+                    ranks=fused.ranks,
+                    version=self.published[parent["document_id"]]["version"],
+                    best_child=best_child,
                 )
-            return results
+            )
+        return results

@@ -81,7 +81,7 @@ def test_injected_instruction_does_not_change_an_unrelated_answer(kb):
 
 
 def _parent_containing(kb, text: str) -> str:
-    return next(pid for pid, p in kb.parents.items() if text in p["text"])
+    return next(p["parent_id"] for p in kb.iter_parents() if text in p["text"])
 
 
 def test_injected_instruction_in_the_context_does_not_change_an_unrelated_answer(kb):

@@ -101,6 +101,6 @@ def test_a_configured_reranker_is_evaluated_as_its_own_engine(sample_kb, tmp_pat
     hybrid = frame[frame.engine == "hybrid"].set_index("qid")
     for qid in ("s01", "s13", "s35"):
         top = list(reranked.loc[qid, "top10"])
-        has_table = ["|" in kb.parents[p]["text"] for p in top]
+        has_table = ["|" in kb.parent(p)["text"] for p in top]
         assert has_table == sorted(has_table, reverse=True), qid  # tables first, as the scores say
         assert set(top) <= set(hybrid.loc[qid, "top10"]) | set(top[: sum(has_table)]), qid
