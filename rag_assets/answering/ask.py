@@ -99,6 +99,7 @@ def _answer_from_sources(kb, answer: Answer, route, user_groups, llm, options: A
         answer.sub_questions.append(retrieved.sub)
         parent_ids.extend(h.parent_id for h in retrieved.hits)
     alerts.extend(retriever.alerts)
+    alerts.extend(f"Portée de la recherche : {scope}" for scope in retriever.scopes)
     registry = build_registry(kb, list(dict.fromkeys(parent_ids)))
     answer.sources = list(registry.entries.values())
     subs = answer.sub_questions

@@ -54,6 +54,7 @@ class Retriever:
         self.llm = llm
         self.weights = TermWeights(kb)
         self.alerts: list[str] = []
+        self.scopes: list[str] = []
         self.llm_results: list = []
         self._terms_cache: dict[tuple[str, str], set[str]] = {}
 
@@ -94,7 +95,11 @@ class Retriever:
 
     # ------------------------------------------------------------- searching
     def _search(self, query: str, k: int, filters: dict | None = None) -> list:
-        return self.kb.search(query, k=k, filters=filters, groups=self.groups)
+        trace = self.kb.retrieve(query, filters=filters, groups=self.groups)
+        scope = trace.scope.describe({d: self.kb.document(d).get("title") or d for d in trace.scope.document_ids})
+        if scope and scope not in self.scopes:
+            self.scopes.append(scope)  # the answer says which documents the question was limited to
+        return self.kb.hits(trace, k)
 
     def reformulate(self, question: str) -> str:
         """Once: with a model, its keyword query; without, the question's content words."""

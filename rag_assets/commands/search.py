@@ -33,7 +33,10 @@ def cmd_search(args, settings) -> int:
         filters["document_type"] = args.document_type
     if args.language:
         filters["language"] = args.language
-    _print_hits(kb.search(args.question, k=args.k, filters=filters, groups=args.groups), args.json)
+    trace = kb.retrieve(args.question, filters=filters, groups=args.groups)
+    if not args.json and (trace.scope.document_ids or trace.scope.unknown_names):
+        print(f"scope: {trace.scope.describe({d: kb.document(d).get('title') or d for d in kb.document_ids()})}\n")
+    _print_hits(kb.hits(trace, k=args.k), args.json)
     return 0
 
 

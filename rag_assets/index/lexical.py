@@ -212,16 +212,18 @@ class LexicalIndex:
             )
         return hits
 
+    def doc_freq(self, term: str, language: str = "fr") -> int:
+        """Children holding an analysed term."""
+        try:
+            return int(self.index.searcher().doc_freq(TEXT_FIELDS.get(language, "text_fr"), term))
+        except Exception:  # an empty index
+            return 0
+
     def idf(self, term: str, language: str = "fr") -> float:
         """log(1 + N / (df + 0.5)) of an analysed term over the children (a term the
         index never saw weighs the most)."""
-        searcher = self.index.searcher()
-        n = max(1, int(searcher.num_docs))
-        try:
-            df = int(searcher.doc_freq(TEXT_FIELDS.get(language, "text_fr"), term))
-        except Exception:  # an empty index
-            df = 0
-        return math.log(1.0 + n / (df + 0.5))
+        n = max(1, int(self.index.searcher().num_docs))
+        return math.log(1.0 + n / (self.doc_freq(term, language) + 0.5))
 
     def versions(self) -> dict[str, set[str]]:
         """document_id -> version stamps present (one, when consistent)."""

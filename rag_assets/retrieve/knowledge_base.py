@@ -10,6 +10,7 @@ Reads only materialized assets (no Dagster run needed).
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -21,6 +22,7 @@ from rag_assets.errors import StoreMismatchError
 from rag_assets.index.filters import SearchFilters
 from rag_assets.retrieve.fusion import DEFAULT_WEIGHTS, children_to_parents, rrf
 from rag_assets.retrieve.query import AnalyzedQuery
+from rag_assets.retrieve.scope import DocumentIdentities, Scope
 from rag_assets.index.lexical import LexicalIndex
 from rag_assets.settings import load_settings
 from rag_assets.index.records import document_title, load_source_record
@@ -55,6 +57,7 @@ class RetrievalTrace:
 
     query: AnalyzedQuery
     filters: SearchFilters
+    scope: Scope  # the documents the question names (applied as a filter), and unknown names
     children: dict[str, list[ChildHit]]  # engine -> child hits, best first
     parents: dict[str, list[ChildHit]]  # engine -> parents ranked by their best child
     phrase: list[str]  # parents holding the question's quoted clause (≥4 terms in order)
@@ -86,9 +89,13 @@ class ParentHit:
         return asdict(self)
 
 
+# A term in more than this share of the children is a common word, not a name.
+COMMON_SHARE = 0.02
+
+
 class KnowledgeBase:
     def __init__(self, store: KnowledgeStore, embedder_spec: str, candidates: int = 20, rrf_k: int = 60,
-                 reranker: str | None = None, weights: dict[str, float] | None = None):
+                 reranker: str | None = None, weights: dict[str, float] | None = None, use_scope: bool = True):
         self.store = store
         # callable(question, hits) -> scores in [0, 1], used by `ask`; None when not configured
         self.rerank = reranker_from_spec(reranker)
@@ -96,6 +103,8 @@ class KnowledgeBase:
         self.candidates = candidates
         self.rrf_k = rrf_k
         self.weights = dict(weights or DEFAULT_WEIGHTS)  # engine -> weight in the fusion
+        self.use_scope = use_scope  # limit retrieval to the documents the question names
+        self._identities = DocumentIdentities()
         self.dense = DenseIndex(store.lancedb_dir)
         self.lexical = LexicalIndex(store.tantivy_dir)
         self.published: dict[str, dict] = {}
@@ -148,6 +157,7 @@ class KnowledgeBase:
         if check:
             self._check(publication)
         self.published, self.parents, self.children, self.documents = publication, parents, children, documents
+        self._identities = DocumentIdentities.of(documents)
         self._stamp = stamp
 
     def _check(self, publication: dict[str, dict]) -> None:
@@ -227,6 +237,14 @@ class KnowledgeBase:
         query = question if isinstance(question, AnalyzedQuery) else AnalyzedQuery.of(question)
         parsed = filters if isinstance(filters, SearchFilters) else SearchFilters.from_dict(filters, groups)
         limit = candidates or self.candidates
+        with self._lock:
+            self._refresh()
+            scope = self._identities.scope(
+                query, lambda t: self.lexical.doc_freq(t, query.language) > 0,
+                lambda t: self.lexical.doc_freq(t, query.language) > COMMON_SHARE * max(1, len(self.children)),
+            ) if self.use_scope else Scope()
+        if scope.document_ids and not parsed.document_ids:
+            parsed = dataclasses.replace(parsed, document_ids=scope.document_ids)
         seconds: dict[str, float] = {}
         started = time.perf_counter()
         vector = get_embedder(self.embedder_spec).embed_query(query.text)
@@ -260,13 +278,16 @@ class KnowledgeBase:
             fused = lead + [f for f in fused if f.parent_id not in quoting]
         seconds["fusion"] = time.perf_counter() - started
         self.last_excluded = excluded
-        return RetrievalTrace(query, parsed, children, parents, quoting, fused, excluded, seconds)
+        return RetrievalTrace(query, parsed, scope, children, parents, quoting, fused, excluded, seconds)
 
     def search(self, question: str | AnalyzedQuery, k: int = 5, filters: dict | None = None, groups=None,
                candidates: int | None = None, term_weights: dict[str, float] | None = None) -> list[ParentHit]:
         """Hybrid search: the first ``k`` parents of `retrieve`, with their text and the
         best child each engine found in them."""
-        trace = self.retrieve(question, filters, groups, candidates, term_weights)
+        return self.hits(self.retrieve(question, filters, groups, candidates, term_weights), k)
+
+    def hits(self, trace: RetrievalTrace, k: int = 5) -> list[ParentHit]:
+        """The first ``k`` parents of a retrieval, with their text and best child per engine."""
         best = {engine: {h.parent_id: h for h in ranking} for engine, ranking in trace.parents.items()}
         results = []
         for fused in trace.fused[:k]:

@@ -1,0 +1,108 @@
+"""The question's own scope: the documents it names.
+
+Policyholders write "chez MAIF, mon bateau…" or "mon contrat Raqvam": several insurers'
+policies for the same product say nearly the same words, so the insurer, product or
+contract named in the question says which documents can hold the answer. A document's
+identity is what names it — its title, its file name, and the
+sidecar's `insurer`, `product` and `reference` fields — analysed like the lexical
+index, minus the words that say what kind of document it is ("conditions générales"). A question term
+that names some documents but not all selects them; the documents whose identity the
+question matches best (at least `SHARE` of the best match, so a comparison of two
+insurers keeps both) form the scope. Nothing is applied silently: the scope, and the
+terms that chose it, are part of the retrieval trace and of the answer.
+
+A capitalised name in the question that no document contains at all ("chez Groupama")
+is reported as unknown, so a question about an insurer with no document can say so.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from rag_assets.retrieve.query import AnalyzedQuery, analyze
+
+SHARE = 0.5  # documents matching at least this share of the best identity match stay in scope
+# Words that say what kind of document it is, not which one: they never name a document.
+GENERIC = ("assurance assurances assuré contrat contrats conditions générales générale particulières notice "
+           "information informations document documents produit produits formule formules tableau garantie "
+           "garanties compagnie entreprise société version référence page general terms policy product "
+           "insurance contract guarantees table")
+IDENTITY_FIELDS = ("insurer", "product", "reference")  # sidecar keys that name a document
+_FILE_NOISE = re.compile(r"\.(pdf|docx?|html?|md|pptx|jsonl)$|\b(19|20)\d\d\b|\bnd\b", re.IGNORECASE)
+_WORD = re.compile(r"[\w'’-]+")
+
+
+def names(text: str) -> list[str]:
+    """Words written as names: capitalised but not opening a sentence ("chez Groupama")."""
+    found = []
+    for sentence in re.split(r"(?<=[.!?:;])\s+", text):
+        words = _WORD.findall(sentence)
+        found += [w for w in words[1:] if w[:1].isupper() and len(w) > 2 and not w.isupper() or
+                  (w.isupper() and len(w) > 2 and w is not words[0])]
+    return found
+
+
+@lru_cache(maxsize=4)
+def _generic(language: str) -> frozenset[str]:
+    return frozenset(analyze(GENERIC, language))
+
+
+@dataclass(frozen=True)
+class Scope:
+    document_ids: tuple[str, ...] = ()  # empty: the whole store
+    terms: tuple[str, ...] = ()  # question terms that chose the documents
+    unknown_names: tuple[str, ...] = ()  # names in the question that no document contains
+
+    def describe(self, titles: dict[str, str] | None = None) -> str:
+        parts = []
+        if self.document_ids:
+            names = [(titles or {}).get(d, d) for d in self.document_ids]
+            parts.append(f"limited to {', '.join(names)} (named by: {', '.join(self.terms)})")
+        if self.unknown_names:
+            parts.append(f"no document mentions {', '.join(self.unknown_names)}")
+        return "; ".join(parts)
+
+
+@dataclass
+class DocumentIdentities:
+    """Identity terms of each published document, and how many documents share each."""
+
+    terms: dict[str, frozenset[str]] = field(default_factory=dict)
+    df: Counter = field(default_factory=Counter)
+
+    @classmethod
+    def of(cls, documents: dict[str, dict]) -> "DocumentIdentities":
+        terms = {}
+        for document_id, record in documents.items():
+            extra = record.get("extra") or {}
+            names = [record.get("title") or "", _FILE_NOISE.sub(" ", re.sub(r"[_.-]+", " ", record.get("file_name") or ""))]
+            names += [str(extra[key]) for key in IDENTITY_FIELDS if extra.get(key)]
+            language = record.get("language") or "fr"
+            terms[document_id] = frozenset(analyze(" ".join(names), language)) - _generic(language)
+        return cls(terms, Counter(t for ts in terms.values() for t in ts))
+
+    def scope(self, query: AnalyzedQuery, known_term, common_term) -> Scope:
+        """``known_term(term)``: the store's text holds the analysed term; ``common_term(term)``:
+        it is frequent there (a common noun such as "locataire" names no document unless the
+        question writes it as a name)."""
+        n = len(self.terms)
+        written_as_names = {t for name in names(query.text) for t in analyze(name, query.language)}
+        naming = [t for t in query.terms if 0 < self.df.get(t, 0) < n
+                  and (t in written_as_names or not common_term(t))]
+        # (acronyms are left to the acronym dictionary: "ITT" is often only written out)
+        unknown = tuple(dict.fromkeys(
+            name for name in names(query.text)
+            if not name.isupper() and (analysed := analyze(name, query.language))
+            and not any(known_term(t) or self.df.get(t) for t in analysed)))
+        if not naming or n < 2:
+            return Scope(unknown_names=unknown)
+        # a term naming few documents says more than one naming many
+        score = {d: sum(math.log(1 + n / self.df[t]) for t in naming if t in ts) for d, ts in self.terms.items()}
+        best = max(score.values())
+        chosen = tuple(sorted(d for d, s in score.items() if s >= SHARE * best))
+        used = tuple(t for t in naming if any(t in self.terms[d] for d in chosen))
+        return Scope(chosen, used, unknown)

@@ -1,0 +1,48 @@
+"""The question's own scope: the documents it names, never applied silently."""
+
+from rag_assets.retrieve.query import AnalyzedQuery
+from rag_assets.retrieve.scope import DocumentIdentities, names
+
+DOCUMENTS = {
+    "aha": {"title": "Assurance habitation", "file_name": "maif_habitation-aha_2021.pdf", "language": "fr"},
+    "raqvam": {"title": "Conditions générales MAIF - contrat RAQVAM", "file_name": "maif_habitation-raqvam_2011.pdf"},
+    "nautis": {"title": "Assurance navigation de plaisance – Nautis", "file_name": "maif_nautis_2021.pdf"},
+    "tns": {"title": "Notice d'information – Allianz Prévoyance Travailleur Non Salarié",
+            "file_name": "allianz-vie_prevoyance-tns-notice_2025.pdf"},
+    "mila": {"title": "Multirisque habitation", "file_name": "mila_mrh-locataire-ipid_2024.pdf",
+             "extra": {"insurer": "Mila"}},
+}
+IDENTITIES = DocumentIdentities.of(DOCUMENTS)
+
+
+def scope(question, known=lambda t: True, common=lambda t: False):
+    return IDENTITIES.scope(AnalyzedQuery.of(question, "fr"), known, common)
+
+
+def test_a_product_name_limits_the_search_to_its_document():
+    assert scope("Avec mon contrat Raqvam, le vol de mon sac est-il couvert ?").document_ids == ("raqvam",)
+
+
+def test_an_insurer_keeps_all_its_documents_and_a_comparison_keeps_both():
+    assert set(scope("Chez MAIF, quelle franchise ?").document_ids) == {"aha", "raqvam", "nautis"}
+    both = scope("Je compare Nautis (MAIF) et la prévoyance Allianz TNS : quel plafond ?")
+    assert {"nautis", "tns"} <= set(both.document_ids)
+
+
+def test_document_kind_words_and_common_nouns_name_nothing():
+    assert scope("Que disent les conditions générales sur la notice ?").document_ids == ()
+    assert scope("je suis locataire", common=lambda t: t.startswith("locat")).document_ids == ()
+
+
+def test_sidecar_insurer_names_a_document():
+    assert scope("Mila couvre-t-elle le vol ?").document_ids == ("mila",)
+
+
+def test_a_name_no_document_holds_is_reported():
+    result = scope("Chez Groupama, quelle franchise ?", known=lambda t: t != "groupam")
+    assert result.unknown_names == ("Groupama",)
+    assert "no document mentions Groupama" in result.describe()
+
+
+def test_names_are_capitalised_words_inside_a_sentence():
+    assert names("Chez Groupama, j'ai la MAIF. Mon contrat Raqvam") == ["Groupama", "MAIF", "Raqvam"]
