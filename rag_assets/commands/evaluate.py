@@ -1,5 +1,6 @@
-"""``rag-assets eval NAME``: evaluate a question set or benchmark through its Dagster asset
-(``retrieval_evaluation``, partition NAME) and print per-engine metrics with 95 % CIs.
+"""``rag-assets eval NAME``: build NAME's corpus through its own Dagster asset graph
+(``NAME/source_document`` … ``NAME/publication``), materialize ``NAME/retrieval_evaluation``
+(which only reads that store) and print per-engine metrics with 95 % CIs.
 
     rag-assets eval --list
     rag-assets eval golden-sample
@@ -63,24 +64,23 @@ def _print(summary: dict, as_json: bool) -> int:
     return 0
 
 
+def eval_options(args, runs_dir: Path):
+    """The flags as the options type the asset's config and evaluate() share."""
+    from rag_assets.evaluation.evaluate import EvalOptions
+
+    return EvalOptions(queries=args.queries, distractors=args.distractors, resamples=args.resamples,
+                       store=str(Path(args.eval_store).resolve()) if args.eval_store else "",
+                       reference=not args.no_reference, runs_dir=str(runs_dir))
+
+
 def run_through_dagster(args, settings, runs_dir: Path) -> Path | None:
-    """Materialize retrieval_evaluation[NAME] in the CLI's Dagster instance; the run dir."""
-    from dagster import materialize
+    """The corpus graph, then the evaluation asset, in the CLI's Dagster instance; the run dir."""
+    from rag_assets.defs.evaluation.runs import run_evaluation
+    from rag_assets.defs.ingestion.runs import open_instance
 
-    from rag_assets.defs.evaluation.assets import retrieval_evaluation
-    from rag_assets.defs.resources import KnowledgeStoreResource
-    from rag_assets.defs.ingestion.runs import _failure_message, open_instance
-
-    config = {"queries": args.queries, "distractors": args.distractors, "resamples": args.resamples,
-              "store": str(Path(args.eval_store).resolve()) if args.eval_store else "",
-              "reference": not args.no_reference, "runs_dir": str(runs_dir)}
-    run_config = {"loggers": {"console": {"config": {"log_level": "INFO"}}}, "ops": {"retrieval_evaluation": {"config": config}}}
-    resources = {"knowledge": KnowledgeStoreResource(store=str(settings.store), embedder=settings.embedder)}
     with open_instance(settings) as instance:
-        result = materialize([retrieval_evaluation], partition_key=args.name, instance=instance, resources=resources,
-                             run_config=run_config, raise_on_error=False, tags={"rag_assets/source": "cli eval"})
-        if not result.success:
-            print(f"evaluation of {args.name} failed: {_failure_message(result)}")
-            return None
-        [event] = result.asset_materializations_for_node("retrieval_evaluation")
-        return Path(event.metadata["run_dir"].value)
+        run = run_evaluation(args.name, eval_options(args, runs_dir), settings, instance)
+    if not run.success:
+        print(f"evaluation of {args.name} failed: {run.message}")
+        return None
+    return run.run_dir

@@ -35,15 +35,12 @@ SUMMARY_FIGURES = ["pages", "tables", "ocr_pages", "repaired_pages", "unreadable
 
 
 def metadata_warnings(metadata: dict) -> list[str]:
-    """The `warnings` metadata of a stage: a list, or Markdown/text with one warning per line."""
-    value = metadata.get("warnings")
-    if not value:
+    """The `warnings` metadata of a stage (Dagster is imported only when there is some)."""
+    if not metadata.get("warnings"):
         return []
-    if isinstance(value, str):
-        return [line.strip().removeprefix("- ") for line in value.splitlines() if line.strip()]
-    if isinstance(value, (list, tuple)):
-        return [str(w) for w in value]
-    return [str(value)]
+    from rag_assets.defs.ingestion.runs import metadata_warnings as parse
+
+    return parse(metadata)
 
 
 def _number(value) -> str:

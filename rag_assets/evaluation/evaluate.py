@@ -1,16 +1,20 @@
-"""One evaluation end to end: prepare the target's store (through the ingestion assets),
-rank with every engine, score, and write the run folder.
+"""One evaluation end to end over a store that is already built: rank with every engine,
+score, and write the run folder. Building the store is the orchestrator's job (the corpus's
+own ingestion assets); this module only reads it.
 
-    result = evaluate("scifact", settings, ingest_collection)            # full benchmark
-    result = evaluate("scifact", settings, ingest_collection, EvalOptions(queries=30, distractors=150))
-    result = evaluate("golden-sample", settings, None, EvalOptions(store=existing_store))
+    result = evaluate("scifact", settings)                    # settings.store: the corpus's store
+    result = evaluate("scifact", settings, EvalOptions(queries=30, distractors=150))
+    result = evaluate("golden-sample", settings, EvalOptions(store=existing_store))
+
+A document of the collection that failed to ingest (``failed_documents``) is not served;
+a question whose evidence lies in it stays judged and counts as a miss.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -23,7 +27,7 @@ from rag_assets.evaluation import context as context_mod
 from rag_assets.evaluation import metrics as m
 from rag_assets.evaluation import provenance, reporting, targets
 from rag_assets.evaluation.engines import DEPTH, RERANK_DEPTH, QueryRequest, reference_bm25_run, run_engines
-from rag_assets.evaluation.evidence import TextUnit, relevant_units
+from rag_assets.evaluation.evidence import TextUnit, document_matches, relevant_units
 from rag_assets.evaluation.questions import load_questions
 from rag_assets.settings import Settings
 from rag_assets.store import KnowledgeStore
@@ -31,17 +35,19 @@ from rag_assets.store import KnowledgeStore
 
 @dataclass
 class EvalOptions:
+    """The options of an evaluation run: the CLI's flags, the Dagster asset's run config
+    (its schema is generated from these fields) and evaluate()'s argument."""
+
     queries: int = 0  # benchmarks: evaluate a slice of this many queries (0 = all)
     distractors: int = 0  # slice: documents added besides the judged ones
     store: str = ""  # evaluate this existing knowledge store as it is (no ingestion)
-    depth: int = DEPTH
-    resamples: int = m.RESAMPLES
-    seed: int = m.SEED
-    context_k: int = context_mod.CONTEXT_K
+    depth: int = DEPTH  # units ranked per engine
+    resamples: int = m.RESAMPLES  # bootstrap resamples (≥ 1,000)
+    seed: int = m.SEED  # bootstrap seed
+    context_k: int = context_mod.CONTEXT_K  # parents given to the model (context measure)
     reference: bool = True  # benchmarks: also run the protocol reference BM25
-    runs_dir: str = ""
-    stores_dir: str = ""
-    run_id: str = ""
+    runs_dir: str = ""  # default: $RAG_ASSETS_EVAL_RUNS or evaluations/runs
+    run_id: str = ""  # default: <UTC time>-<label>
 
 
 @dataclass
@@ -56,36 +62,22 @@ class EvaluationError(RuntimeError):
     pass
 
 
-def _prepare_store(files: list[Path], settings: Settings, ingest_collection, log) -> list:
-    """Ingest the collection (``ingest_collection(files, settings)``, the orchestrator's
-    ingestion); the documents it could not ingest are left out and listed."""
-    if ingest_collection is None:
-        raise EvaluationError("building an evaluation store needs the ingestion (run it through Dagster)")
-    started = time.perf_counter()
-    outcomes = ingest_collection(files, settings)
-    failed = [o for o in outcomes if o.status == "failed"]
-    if len(failed) == len(outcomes):
-        raise EvaluationError("no document of the collection could be ingested: "
-                              + "; ".join(f"{o.path.name}: {o.message}" for o in failed))
-    for outcome in failed:  # evaluated without it; listed in the summary
-        log(f"WARNING: {outcome.path.name} failed to ingest and is left out: {outcome.message}")
-    log(f"store ready in {time.perf_counter() - started:.0f} s: {len(outcomes) - len(failed)} of {len(outcomes)} documents")
-    return outcomes
-
-
 def _run_id(label: str) -> str:
     return f"{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%SZ}-{label}"
 
 
 def evaluate(
     name: str,
-    base_settings: Settings,
-    ingest_collection=None,
+    settings: Settings,
     options: EvalOptions | None = None,
     log: Callable[[str], None] = print,
     reranker=None,
     latest_materialization=None,
+    failed_documents: dict[str, dict] | None = None,
 ) -> EvalResult:
+    """Evaluate target `name` on the store `options.store`, else `settings.store`.
+    `failed_documents`: document id -> {"file", "reason"} of the collection's documents
+    that failed to ingest (none are assumed otherwise)."""
     options = options or EvalOptions()
     if options.resamples < 1000:
         raise EvaluationError(f"bootstrap needs at least 1,000 resamples (got {options.resamples})")
@@ -95,25 +87,20 @@ def evaluate(
         raise EvaluationError(f"{name}: data not found ({targets.describe(name)}); benchmarks and the shared golden "
                               "set need ../shared beside the project")
     started = time.perf_counter()
-    stores_root = Path(options.stores_dir).resolve() if options.stores_dir else None
     benchmark = None
     if targets.is_benchmark(name):
         benchmark = targets.load_target_benchmark(name, options.queries, options.distractors)
         label = benchmark.label
     else:
         label = name
-    settings = targets.store_settings(base_settings, label, stores_root)
-    failed_documents: list[dict] = []
     if options.store:
-        settings = dataclass_replace(settings, store=Path(options.store).resolve())
-    else:
-        if benchmark is not None:
-            files = targets.write_shards(benchmark, settings.store.parent / "corpus")
-        else:
-            files = targets.GOLDEN[name].corpus_files()
-        log(f"{label}: preparing {len(files)} document(s) in {settings.store}")
-        outcomes = _prepare_store(files, settings, ingest_collection, log)
-        failed_documents = [{"file": str(o.path), "reason": o.message} for o in outcomes if o.status == "failed"]
+        settings = settings.model_copy(update={"store": Path(options.store).resolve()})
+    failed = dict(sorted((failed_documents or {}).items()))
+    if not KnowledgeStore(settings.store).registry():
+        raise EvaluationError(f"{label}: no document in {settings.store}; build it first (rag-assets eval {name})")
+    for document_id, failure in failed.items():
+        log(f"WARNING: {Path(failure.get('file') or document_id).name} failed to ingest: its questions count as "
+            f"misses ({failure.get('reason') or 'no reason recorded'})")
 
     kb = KnowledgeBase(KnowledgeStore(settings.store), settings.embedder, settings.candidates_per_engine, settings.rrf_k)
     if reranker is None and getattr(settings, "reranker", None):
@@ -121,10 +108,13 @@ def evaluate(
 
         reranker = reranker_from_spec(settings.reranker)
     embedder = get_embedder(settings.embedder)
+    if not kb.document_ids():
+        raise EvaluationError(f"{label}: no document of {settings.store} is published: "
+                              + "; ".join(f"{Path(f.get('file') or d).name}: {f.get('reason')}" for d, f in failed.items()))
     if benchmark is not None:
-        prepared = _benchmark_inputs(benchmark, kb)
+        prepared = _benchmark_inputs(benchmark, kb, bool(failed))
     else:
-        prepared = _golden_inputs(targets.GOLDEN[name], kb)
+        prepared = _golden_inputs(targets.GOLDEN[name], kb, failed)
     log(f"{label}: {len(prepared['requests'])} queries, {len(prepared['qrels'])} judged, "
         f"{prepared['units_indexed']} units indexed")
 
@@ -143,7 +133,7 @@ def evaluate(
                                                    seed=options.seed)
     counts = m.bootstrap_counts(len(scores.qids), options.resamples, options.seed)
     context_per_query = context_mod.context_measure(
-        runs.hybrid_parents, prepared["evidence_units"], lambda pid: kb.parents[pid]["text"], embedder.count_tokens,
+        runs.hybrid_parents, prepared["evidence_units"], lambda pid: kb.parent(pid)["text"], embedder.count_tokens,
         options.context_k)
     context_summary = context_mod.summarize_context(
         {q: context_per_query[q] for q in scores.qids}, counts, options.context_k) if scores.qids else None
@@ -189,7 +179,8 @@ def evaluate(
             "judged": len(qrels),
             "unjudged": [r.qid for r in prepared["requests"] if r.qid not in qrels],
             "unmatched_evidence": prepared["unmatched"],
-            "failed_documents": failed_documents,
+            "failed_documents": [{"document": d, **f} for d, f in failed.items()],
+            "questions_on_failed_documents": prepared["on_failed"],
             "units_indexed": prepared["units_indexed"],
             **prepared.get("extra_counts", {}),
         },
@@ -208,29 +199,31 @@ def evaluate(
     return EvalResult(summary, run_dir, reporting.markdown_table(summary), plots)
 
 
-def dataclass_replace(settings: Settings, **changes) -> Settings:
-    import dataclasses
-
-    return dataclasses.replace(settings, **changes)
-
-
-def _golden_inputs(target: targets.GoldenTarget, kb: KnowledgeBase) -> dict:
+def _golden_inputs(target: targets.GoldenTarget, kb: KnowledgeBase, failed: dict[str, dict] | None = None) -> dict:
     questions = load_questions(target.questions_path)
-    documents = {d: (rec.get("original_path", ""), rec.get("file_name", "")) for d, rec in kb.documents.items()}
+    failed_files = {d: (f.get("file") or "", Path(f.get("file") or d).name) for d, f in (failed or {}).items()}
+    documents = {d: (kb.document(d).get("original_path", ""), kb.document(d).get("file_name", "")) for d in kb.document_ids()}
     # A section reads with its own heading ("1. Délai d'attente" + "Néant."): match both.
-    units = [TextUnit(pid, p["document_id"], "\n".join([*p["heading_path"][-1:], p["text"]]))
-             for pid, p in kb.parents.items()]
-    qrels, evidence_units, unmatched = {}, {}, []
+    units = [TextUnit(p["parent_id"], p["document_id"], "\n".join([*p["heading_path"][-1:], p["text"]]))
+             for p in kb.iter_parents()]
+    qrels, evidence_units, unmatched, on_failed = {}, {}, [], []
     for question in questions:
         if not question.judged:
             continue
         found = relevant_units(list(question.evidence), units, documents)
+        # Evidence in a document that failed to ingest: a unit no engine can return, so the
+        # question stays judged and scores zero for that evidence instead of leaving the set.
+        unavailable = {item: [f"unavailable:{d}" for d, (path, name) in failed_files.items()
+                              if document_matches(item.document, path, name)] for item in question.evidence}
         for item, holders in found.items():
-            if not holders:
+            if not holders and not unavailable[item]:
                 unmatched.append({"question": question.id, "document": item.document, "quote": item.quote})
         relevant = {pid for holders in found.values() for pid in holders}
-        if relevant:
-            qrels[question.id] = {pid: 1 for pid in sorted(relevant)}
+        missing = {unit for units_ in unavailable.values() for unit in units_}
+        if missing:
+            on_failed.append(question.id)
+        if relevant or missing:
+            qrels[question.id] = {pid: 1 for pid in sorted(relevant | missing)}
             evidence_units[question.id] = [set(found[item]) for item in question.evidence]
     requests = [QueryRequest(q.id, q.question, q.groups) for q in questions]
     judged = [q for q in questions if q.id in qrels]
@@ -250,16 +243,17 @@ def _golden_inputs(target: targets.GoldenTarget, kb: KnowledgeBase) -> dict:
         "dataset": {
             "questions_file": target.questions,
             "questions_sha256": sha256_file(target.questions_path),
-            "corpus_sha256": provenance.combined(sorted(rec.get("sha256", "") for rec in kb.documents.values())),
-            "documents": len(kb.documents),
+            "corpus_sha256": provenance.combined(sorted(kb.document(d).get("sha256", "") for d in kb.document_ids())),
+            "documents": len(kb.document_ids()),
         },
         "extra_counts": {"traps": sum(q.trap is not None for q in questions),
                          "out_of_corpus": sum(not q.judged for q in questions)},
+        "on_failed": on_failed,
     }
 
 
-def _benchmark_inputs(benchmark, kb: KnowledgeBase) -> dict:
-    record_of = {pid: p.get("record_id") for pid, p in kb.parents.items()}
+def _benchmark_inputs(benchmark, kb: KnowledgeBase, any_failed: bool = False) -> dict:
+    record_of = {p["parent_id"]: p.get("record_id") for p in kb.iter_parents()}
     parents_of: dict[str, set[str]] = {}
     for pid, record in record_of.items():
         if record is not None:
@@ -268,8 +262,12 @@ def _benchmark_inputs(benchmark, kb: KnowledgeBase) -> dict:
     qrels = {q: docs for q, docs in qrels.items() if docs}
     requests = [QueryRequest(qid, benchmark.queries[qid]) for qid in sorted(qrels)]
     evidence_units = {q: [parents_of.get(doc, set()) for doc in docs] for q, docs in qrels.items()}
-    missing = len({r["_id"] for r in benchmark.corpus} - set(parents_of))
+    absent = {r["_id"] for r in benchmark.corpus} - set(parents_of)
+    missing = len(absent)
+    # qrels keep every judged record: one held by a failed shard is simply never retrieved (a miss)
+    on_failed = sorted(q for q, docs in qrels.items() if set(docs) & absent) if any_failed else []
     return {
+        "on_failed": on_failed,
         "requests": requests,
         "qrels": qrels,
         "evidence_units": evidence_units,
@@ -314,7 +312,3 @@ def _per_question_rows(prepared: dict, scores: m.EngineScores, ranked: dict, con
                 row.update({k: float(v) for k, v in context[request.qid].items()})
             rows.append(row)
     return rows
-
-
-def options_dict(options: EvalOptions) -> dict:
-    return asdict(options)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rag_assets.evaluation.metrics import CURVE_K, HEADLINE
+from rag_assets.evaluation.metrics import CURVE_K, HEADLINE, json_safe
 from rag_assets.store import write_json_atomic
 
 SUMMARY = "summary.json"
@@ -34,9 +34,26 @@ def metric_rows(summary: dict, metrics=HEADLINE) -> tuple[list[str], list[list[s
     return header, rows
 
 
+def failure_headline(summary: dict) -> str | None:
+    """'2 documents failed to ingest (a.pdf, b.pdf): 7 questions whose evidence lies in them
+    count as misses', or None when every document was ingested."""
+    failed = summary["counts"].get("failed_documents") or []
+    if not failed:
+        return None
+    names = ", ".join(Path(f.get("file") or f.get("document") or "?").name for f in failed)
+    questions = len(summary["counts"].get("questions_on_failed_documents") or [])
+    return (f"{len(failed)} document{'s' if len(failed) != 1 else ''} failed to ingest ({names}): "
+            f"{questions} question{'s' if questions != 1 else ''} whose evidence lies in them count as misses")
+
+
 def markdown_table(summary: dict, metrics=HEADLINE) -> str:
     header, rows = metric_rows(summary, metrics)
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines = []
+    if failure_headline(summary):
+        lines += [f"**{failure_headline(summary)}**", ""]
+        lines += [f"- {Path(f.get('file') or f.get('document')).name}: {f.get('reason') or 'no reason recorded'}"
+                  for f in summary["counts"]["failed_documents"]] + [""]
+    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     context = summary.get("context")
     if context:
@@ -52,8 +69,12 @@ def text_table(summary: dict, metrics=HEADLINE) -> str:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths))  # noqa: E731
     out = [f"{summary['target']}  run {summary['run_id']}  ({summary['counts']['judged']} judged queries, "
-           f"{summary['counts'].get('units_indexed', '?')} units indexed)",
-           line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]
+           f"{summary['counts'].get('units_indexed', '?')} units indexed)"]
+    if failure_headline(summary):
+        out.append(f"WARNING: {failure_headline(summary)}")
+        out += [f"  {Path(f.get('file') or f.get('document')).name}: {(f.get('reason') or 'no reason recorded').splitlines()[0]}"
+                for f in summary["counts"]["failed_documents"]]
+    out += [line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]
     context = summary.get("context")
     if context:
         out.append(f"context: hybrid top {context['k']} parents hold {_fmt(context['evidence_share'])} of the evidence "
@@ -78,11 +99,14 @@ def text_table(summary: dict, metrics=HEADLINE) -> str:
 
 
 def write_per_question(path: Path, rows: list[dict]) -> None:
-    import pandas as pd
+    """One row per (question, engine); a column missing from a row, or a NaN score (an
+    unjudged question), is null."""
+    import polars as pl
 
-    frame = pd.DataFrame(rows)
+    frame = pl.DataFrame(rows, infer_schema_length=None)
+    frame = frame.with_columns(pl.col(pl.Float64).fill_nan(None))
     tmp = path.with_name(f".{path.name}.tmp")
-    frame.to_parquet(tmp, index=False)
+    frame.write_parquet(tmp)
     tmp.replace(path)
 
 
@@ -178,20 +202,8 @@ def write_run(run_dir: Path, summary: dict, per_question: list[dict], compare_ta
     summary["files"] = {"per_question": PER_QUESTION, "compare": COMPARE, "table": TABLE,
                         "plots": write_plots(run_dir, summary)}
     (run_dir / TABLE).write_text(markdown_table(summary) + "\n", encoding="utf-8")
-    write_json_atomic(run_dir / SUMMARY, _json_safe(summary))
+    write_json_atomic(run_dir / SUMMARY, json_safe(summary))
     return summary
-
-
-def _json_safe(value):
-    if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value
 
 
 def load_summary(run_dir: Path) -> dict:

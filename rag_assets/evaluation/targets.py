@@ -1,7 +1,8 @@
 """The catalog of evaluation targets (question sets and benchmarks) and the stores they run on.
 
-Every target is evaluated on its own knowledge store, built through the same Dagster
-assets as any document collection (``rag_assets.defs.ingestion.runs.ingest``):
+Every target is evaluated on its own knowledge store, built by its own copy of the
+ingestion asset graph (``<target>/source_document … <target>/publication``, see
+rag_assets/defs/evaluation/assets.py):
 
     <eval stores>/<label>/corpus/      benchmark corpora written as shards of ≤ 2,000 records
     <eval stores>/<label>/knowledge/   the knowledge store (LanceDB, Tantivy, parents…)
@@ -13,7 +14,6 @@ cheap: unchanged documents are skipped and vectors come from the embedding cache
 
 from __future__ import annotations
 
-import dataclasses
 import fnmatch
 import json
 import math
@@ -25,7 +25,7 @@ from pathlib import Path
 import yaml
 
 from rag_assets.evaluation.benchmarks import BENCHMARKS, Benchmark, load_benchmark, slice_benchmark
-from rag_assets.settings import PROJECT_ROOT, Settings
+from rag_assets.settings import PROJECT_ROOT
 
 SHARD_SIZE = 2000
 GOLDEN_SHARED_CORPUS = "../shared/corpora"
@@ -154,10 +154,17 @@ def runs_root() -> Path:
     return Path(os.environ.get("RAG_ASSETS_EVAL_RUNS", PROJECT_ROOT / "evaluations" / "runs")).resolve()
 
 
-def store_settings(base: Settings, label: str, stores_root: Path | None = None) -> Settings:
-    """Settings of the knowledge store a target is evaluated on (same Dagster instance)."""
-    root = (stores_root or eval_stores_root()) / label
-    return dataclasses.replace(base, store=root / "knowledge")
+def label_of(name: str, queries: int = 0, distractors: int = 0) -> str:
+    """The target name, plus the slice for a benchmark slice (``scifact@q30d150``)."""
+    return load_target_benchmark(name, queries, distractors).label if is_benchmark(name) and queries else name
+
+
+def collection_files(name: str, store: Path, queries: int = 0, distractors: int = 0) -> list[Path]:
+    """The documents of a target's collection: the golden set's corpus files, or the
+    benchmark (slice) written as shards beside its store (``<store>/../corpus``)."""
+    if is_benchmark(name):
+        return write_shards(load_target_benchmark(name, queries, distractors), store.parent / "corpus")
+    return GOLDEN[name].corpus_files()
 
 
 def load_target_benchmark(name: str, queries: int = 0, distractors: int = 0) -> Benchmark:

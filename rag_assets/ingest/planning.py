@@ -1,6 +1,7 @@
-"""What to (re)process: new, changed, unchanged, duplicate and withdrawn documents.
+"""Which files are documents, and which are the same bytes under another name.
 
-Shared by the CLI's ingest, the inbox sensor and the nightly re-index schedule.
+Whether a document needs (re)processing is not decided here: Dagster decides it from the
+data versions it records (rag_assets/defs/ingestion/assets.py).
 """
 
 from __future__ import annotations
@@ -10,20 +11,16 @@ from pathlib import Path
 from typing import Iterable
 
 from rag_assets.hashing import sha256_file
-from rag_assets.ingest.stages import outdated_stages
 from rag_assets.settings import Settings
 from rag_assets.index.records import load_source_record
 from rag_assets.ingest.sources import MEDIA_TYPES, SIDECAR_SUFFIX
 from rag_assets.store import KnowledgeStore, document_key_for, file_lock, read_json, write_json_atomic
-from rag_assets.versions import CODE_VERSIONS
 
 
 @dataclass
-class Plan:
-    to_run: dict[str, list[str]] = field(default_factory=dict)  # key -> stages to materialize
-    unchanged: list[str] = field(default_factory=list)
+class Registration:
+    paths: dict[str, Path] = field(default_factory=dict)  # key -> source path (registered)
     duplicates: dict[Path, str] = field(default_factory=dict)  # path -> key of the indexed copy
-    paths: dict[str, Path] = field(default_factory=dict)  # key -> source path
 
 
 def candidate_files(paths: Iterable[Path]) -> list[Path]:
@@ -49,12 +46,12 @@ def _indexed_sha(store: KnowledgeStore, key: str) -> str | None:
         return None
 
 
-def plan(settings: Settings, files: list[Path], force: bool = False) -> Plan:
-    """Register the files and decide, for each, what to run. A file whose bytes equal an
-    already indexed document under another name is not indexed again: its name is
-    recorded as an alias of that document."""
+def register(settings: Settings, files: list[Path]) -> Registration:
+    """Register the files in the store. A file whose bytes equal an already indexed
+    document under another name is not registered: its name is recorded as an alias of
+    that document."""
     store = KnowledgeStore(settings.store)
-    result = Plan()
+    result = Registration()
     registry = store.registry()
     by_sha: dict[str, str] = {}
     for key in registry:
@@ -63,26 +60,19 @@ def plan(settings: Settings, files: list[Path], force: bool = False) -> Plan:
             by_sha.setdefault(sha, key)
     keep = []
     for path in files:
-        key = document_key_for(path)
         try:
             sha = sha256_file(path) if path.is_file() else None
         except OSError:
             sha = None
         owner = by_sha.get(sha) if sha else None
-        if owner is not None and owner != key and Path(registry.get(owner, "")).exists():
+        if owner is not None and owner != document_key_for(path) and Path(registry.get(owner, "")).exists():
             result.duplicates[path] = owner
             record_alias(store, owner, path)
             continue
         if sha:
-            by_sha.setdefault(sha, key)
+            by_sha.setdefault(sha, document_key_for(path))
         keep.append(path)
-    for key, path in store.register(keep).items():
-        result.paths[key] = path
-        stages = list(CODE_VERSIONS) if force else outdated_stages(settings, key, path)
-        if stages:
-            result.to_run[key] = stages
-        else:
-            result.unchanged.append(key)
+    result.paths.update(store.register(keep))
     return result
 
 
@@ -104,15 +94,3 @@ def withdrawn(settings: Settings, folder: Path) -> list[str]:
     folder = folder.resolve()
     registry = KnowledgeStore(settings.store).registry()
     return [key for key, path in registry.items() if Path(path).is_relative_to(folder) and not Path(path).exists()]
-
-
-def stale(settings: Settings) -> dict[str, list[str]]:
-    """Every registered document whose source still exists and some stage is outdated."""
-    registry = KnowledgeStore(settings.store).registry()
-    result = {}
-    for key, path in registry.items():
-        if Path(path).exists():
-            stages = outdated_stages(settings, key, Path(path))
-            if stages:
-                result[key] = stages
-    return result

@@ -28,7 +28,7 @@ from rag_assets.ingest.sections import Parent, build_parents
 from rag_assets.settings import Settings
 from rag_assets.index.records import SourceRecord, document_title, load_source_record
 from rag_assets.ingest.sources import ingest_source
-from rag_assets.store import KnowledgeStore, read_json, write_json_atomic
+from rag_assets.store import KnowledgeStore, read_json
 from rag_assets.index.rows import PARENT_JSON_COLUMNS, read_rows, write_rows
 from rag_assets.versions import CODE_VERSIONS
 
@@ -427,47 +427,6 @@ def run_publication(settings: Settings, document_id: str) -> StageResult:
             "no_other_version_left": Check(leftovers == (0, 0), f"{leftovers[0]} dense and {leftovers[1]} lexical rows of other versions"),
         },
     )
-
-
-def _fingerprint(settings: Settings, source_sha256: str, stage: str) -> dict:
-    return {"source_sha256": source_sha256, "code_version": CODE_VERSIONS[stage], "embedder": settings.embedder}
-
-
-def mark_stage_done(settings: Settings, document_id: str, stage: str, warnings: list[str]) -> None:
-    store = _store(settings)
-    record = load_source_record(store, document_id)
-    write_json_atomic(store.document_dir(document_id) / "stages" / f"{stage}.json",
-                      {"fingerprint": _fingerprint(settings, record.sha256, stage), "warnings": warnings})
-
-
-def _stage_state(store: KnowledgeStore, document_id: str, stage: str) -> dict | None:
-    path = store.document_dir(document_id) / "stages" / f"{stage}.json"
-    return read_json(path) if path.exists() else None
-
-
-def outdated_stages(settings: Settings, document_id: str, source_path: Path) -> list[str]:
-    """Stages to re-run, in pipeline order: from the first one whose last success was on
-    other bytes, other code or another embedder, through every stage downstream of it."""
-    store = _store(settings)
-    try:
-        sha = sha256_file(source_path)
-    except FileNotFoundError:
-        return list(CODE_VERSIONS)
-    stages = list(CODE_VERSIONS)
-    for i, stage in enumerate(stages):
-        state = _stage_state(store, document_id, stage)
-        if state is None or state.get("fingerprint") != _fingerprint(settings, sha, stage):
-            return stages[i:]
-    return []
-
-
-def is_up_to_date(settings: Settings, document_id: str, source_path: Path) -> bool:
-    return not outdated_stages(settings, document_id, source_path)
-
-
-def document_warnings(settings: Settings, document_id: str) -> list[str]:
-    store = _store(settings)
-    return [w for stage in CODE_VERSIONS for w in (_stage_state(store, document_id, stage) or {}).get("warnings", [])]
 
 
 def remove_document(settings: Settings, document_id: str) -> None:

@@ -3,7 +3,7 @@ the `sample_kb` fixture): evidence resolves, every engine is scored with CIs, th
 folder holds the summary, the per-question Parquet and the plots. Asserts pipeline
 correctness, not timings."""
 
-import pandas as pd
+import polars as pl
 import pytest
 
 from rag_assets.evaluation import reporting
@@ -16,7 +16,7 @@ from rag_assets.evaluation.targets import GOLDEN
 def sample_run(sample_kb, tmp_path_factory):
     settings, _, _ = sample_kb
     runs = tmp_path_factory.mktemp("runs")
-    return evaluate("golden-sample", settings, None,
+    return evaluate("golden-sample", settings,
                     EvalOptions(store=str(settings.store), runs_dir=str(runs), resamples=1000), log=lambda _: None)
 
 
@@ -56,12 +56,12 @@ def test_context_parents_are_what_the_client_serves(sample_run, sample_kb):
 
     settings, _, _ = sample_kb
     kb = KnowledgeBase.open(settings.store)
-    frame = pd.read_parquet(sample_run.run_dir / reporting.PER_QUESTION)
+    frame = pl.read_parquet(sample_run.run_dir / reporting.PER_QUESTION)
     questions = {q.id: q for q in load_questions(GOLDEN["golden-sample"].questions_path)}
-    for row in frame[frame.engine == "hybrid"].head(12).itertuples():
-        question = questions[row.qid]
+    for row in frame.filter(pl.col("engine") == "hybrid").head(12).iter_rows(named=True):
+        question = questions[row["qid"]]
         served = [h.parent_id for h in kb.search(question.question, k=5, groups=list(question.groups))]
-        assert list(row.context_parent_ids) == served, row.qid
+        assert list(row["context_parent_ids"]) == served, row["qid"]
 
 
 def test_run_folder_holds_versions_parquet_and_plots(sample_run):
@@ -71,11 +71,11 @@ def test_run_folder_holds_versions_parquet_and_plots(sample_run):
     assert versions["model"]["embedder"] and versions["model"]["revision"]
     assert len(versions["index"]) == 5 and all(s["version"] for s in versions["index"].values())
     assert versions["dataset"]["questions_sha256"] and versions["code"]["stage_code_versions"]
-    frame = pd.read_parquet(run_dir / reporting.PER_QUESTION)
+    frame = pl.read_parquet(run_dir / reporting.PER_QUESTION)
     assert set(frame["engine"]) == {"bm25", "dense", "hybrid"}
     assert len(frame) == 3 * len(load_questions(GOLDEN["golden-sample"].questions_path))
-    hybrid = frame[(frame.engine == "hybrid") & frame.judged]
-    assert hybrid["evidence_share"].between(0, 1).all() and (hybrid["context_tokens"] > 0).all()
+    hybrid = frame.filter((pl.col("engine") == "hybrid") & pl.col("judged"))
+    assert hybrid["evidence_share"].is_between(0, 1).all() and (hybrid["context_tokens"] > 0).all()
     for name in ("recall_at_k.png", "metrics_by_engine.png", "by_question_type.png", "by_content_type.png"):
         assert (run_dir / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "| engine |" in (run_dir / reporting.TABLE).read_text()
@@ -88,7 +88,7 @@ def test_a_configured_reranker_is_evaluated_as_its_own_engine(sample_kb, tmp_pat
     def prefers_tables(question, hits):  # a stand-in for a cross-encoder: scores in [0, 1]
         return [1.0 if "|" in hit.text else 0.0 for hit in hits]
 
-    result = evaluate("golden-sample", settings, None,
+    result = evaluate("golden-sample", settings,
                       EvalOptions(store=str(settings.store), runs_dir=str(tmp_path), resamples=1000),
                       log=lambda _: None, reranker=prefers_tables)
     assert "reranked" in result.summary["metrics"]["engines"]
@@ -96,11 +96,10 @@ def test_a_configured_reranker_is_evaluated_as_its_own_engine(sample_kb, tmp_pat
     from rag_assets.retrieve.knowledge_base import KnowledgeBase
 
     kb = KnowledgeBase.open(settings.store)
-    frame = pd.read_parquet(result.run_dir / reporting.PER_QUESTION)
-    reranked = frame[frame.engine == "reranked"].set_index("qid")
-    hybrid = frame[frame.engine == "hybrid"].set_index("qid")
+    frame = pl.read_parquet(result.run_dir / reporting.PER_QUESTION)
+    top10 = {(row["engine"], row["qid"]): row["top10"] for row in frame.iter_rows(named=True)}
     for qid in ("s01", "s13", "s35"):
-        top = list(reranked.loc[qid, "top10"])
+        top = list(top10["reranked", qid])
         has_table = ["|" in kb.parent(p)["text"] for p in top]
         assert has_table == sorted(has_table, reverse=True), qid  # tables first, as the scores say
-        assert set(top) <= set(hybrid.loc[qid, "top10"]) | set(top[: sum(has_table)]), qid
+        assert set(top) <= set(top10["hybrid", qid]) | set(top[: sum(has_table)]), qid

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # the Dagster webserver and a browser
+
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -131,6 +133,14 @@ def test_graphql_lists_the_assets_and_the_documents_partitions(dagster_ui):
         definition = node["partitionDefinition"]
         assert definition and definition["type"] == "DYNAMIC", (key, definition)
         assert [d["dynamicPartitionsDefinitionName"] for d in definition["dimensionTypes"]] == ["documents"], key
+    assert nodes["source_file"]["partitionDefinition"]["type"] == "DYNAMIC"  # the observed files
+    # each evaluation corpus: the same graph under its own prefix, partitions and group
+    for key in ASSET_KEYS | {"source_file"}:
+        node = nodes[f"golden-sample/{key}"]
+        assert node["groupName"] == "corpus_golden_sample", key
+        assert [d["dynamicPartitionsDefinitionName"] for d in node["partitionDefinition"]["dimensionTypes"]] == [
+            "golden-sample_documents"], key
+    assert nodes["golden-sample/retrieval_evaluation"]["groupName"] == "evaluation"
 
 
 def _launch_browser(playwright):
@@ -164,10 +174,11 @@ def browser(request):
 
 def test_asset_lineage_graph_shows_every_asset(browser, dagster_ui, tmp_path):
     page = browser.new_page(viewport={"width": 1600, "height": 1000})
-    # The evaluation asset's upstream lineage is the whole pipeline, laid out to fit (the
-    # global graph starts with its groups collapsed once there are several).
-    page.goto(f"{dagster_ui}/assets/retrieval_evaluation?view=lineage&lineageScope=upstream&lineageDepth=10",
-              wait_until="domcontentloaded")
+    # An evaluation asset's upstream lineage is its corpus's whole pipeline
+    # (golden-sample/source_file ⇢ … → golden-sample/publication → golden-sample/retrieval_evaluation),
+    # laid out to fit (the global graph starts with its groups collapsed once there are several).
+    page.goto(f"{dagster_ui}/assets/golden-sample/retrieval_evaluation?view=lineage&lineageScope=upstream"
+              "&lineageDepth=10", wait_until="domcontentloaded")
     # Graph nodes are HTML inside the SVG's foreignObjects; the sidebar lists the keys too.
     page.locator("svg foreignObject", has_text="publication").first.wait_for(timeout=60_000)
     _dismiss_popups(page)
@@ -177,18 +188,26 @@ def test_asset_lineage_graph_shows_every_asset(browser, dagster_ui, tmp_path):
     print(f"screenshot: {shot}")
     nodes = set(page.locator("svg foreignObject").all_text_contents())
     nodes = {line.strip() for text in nodes for line in text.splitlines() if line.strip()}
-    assert ASSET_KEYS <= nodes, sorted(nodes)
-    assert {"ingestion", "evaluation"} <= nodes and any("evaluation" in n and n != "evaluation" for n in nodes)
-    # edges: source_document → … → publication is 7 edges
-    assert page.locator("svg path").count() >= 7
+    assert ASSET_KEYS | {"source_file"} <= nodes, sorted(nodes)
+    assert {"corpus_golden_sample", "evaluation"} <= nodes, sorted(nodes)
+    assert any("evaluation" in n and n != "evaluation" for n in nodes)  # the node's label may be elided
+    assert "ingestion" not in nodes, "the product's graph is not upstream of an evaluation"
+    # edges: source_file ⇢ source_document → … → publication → retrieval_evaluation is 10 edges
+    assert page.locator("svg path").count() >= 10
     assert shot.stat().st_size > 10_000
     page.close()
 
 
 def test_asset_catalog_lists_every_asset_partitioned(browser, dagster_ui, tmp_path):
-    page = browser.new_page(viewport={"width": 1600, "height": 1000})
+    # The catalog renders the rows in view only: tall enough for the product's and the
+    # evaluation corpora's assets (about 60 rows).
+    page = browser.new_page(viewport={"width": 1600, "height": 4200})
     page.goto(f"{dagster_ui}/assets", wait_until="domcontentloaded")
-    page.get_by_text("source_document", exact=True).first.wait_for(timeout=60_000)
+    try:
+        page.get_by_text("source_document", exact=True).first.wait_for(timeout=60_000)
+    finally:
+        page.screenshot(path=str(tmp_path / "asset_catalog.png"), full_page=True)
+        print(f"screenshot: {tmp_path / 'asset_catalog.png'}")
     _dismiss_popups(page)
     page.wait_for_load_state("networkidle", timeout=30_000)
     page.screenshot(path=str(tmp_path / "asset_catalog.png"), full_page=True)

@@ -1,9 +1,15 @@
 """Register source files as partitions and materialize them through Dagster, one run
 per document, so a broken file fails its own run and nothing else.
 
+What to run is Dagster's own answer: the files are observed (``source_file``'s data
+version is their sha256), then the stale status the UI shows (CachingStaleStatusResolver)
+names, per document, the stale or missing stages; those and everything downstream of them
+run in one run. An unchanged document runs nothing.
+
 Progress comes from what Dagster records: the run's events reach a listener on the
 instance as they are stored (step done, materialization metadata, check evaluations), and
-a document's summary is read from the materialization metadata of its stages."""
+a document's summary (warnings included) is read from the materialization metadata of its
+stages."""
 
 from __future__ import annotations
 
@@ -15,7 +21,6 @@ from typing import Any, Callable, Iterable, Mapping
 
 from dagster import (
     AssetCheckSeverity,
-    AssetKey,
     AssetRecordsFilter,
     DagsterEventType,
     DagsterInstance,
@@ -23,19 +28,27 @@ from dagster import (
     EventLogEntry,
     define_asset_job,
 )
+# Not exported at the top level, but the UI's own: the stale status it shows per partition.
+from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
+from dagster._core.definitions.data_version import CachingStaleStatusResolver, StaleStatus
+from dagster._time import get_current_datetime
 
-from rag_assets.ingest import stages as pipeline, planning
-from rag_assets.defs.ingestion.assets import ingestion_assets
-from rag_assets.defs.ingestion.partitions import documents_partitions
+from rag_assets.ingest import planning
+from rag_assets.defs.ingestion.assets import (
+    STAGES,
+    IngestionGraph,
+    build_ingestion_graph,
+    product_graph,
+    source_observations,
+    source_versions,
+)
 from rag_assets.defs.resources import KnowledgeStoreResource
 from rag_assets.settings import Settings
-from rag_assets.versions import CODE_VERSIONS
 
 # The event log keeps every message for the UI; the terminal only needs warnings.
 QUIET_CONSOLE = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 # The name `materialize()` gives its job: the UI shows these runs as plain materializations.
 RUN_JOB_NAME = "__ephemeral_asset_job__"
-STAGES = list(CODE_VERSIONS)  # pipeline order
 
 
 @dataclass
@@ -109,10 +122,6 @@ def _step_failure_message(event, checks: list[tuple[str, str]]) -> str:
     return description or (user_error.message.strip() if user_error else "step failed")
 
 
-def _failure_message(result) -> str:  # kept for callers holding an ExecuteInProcessResult
-    return failure_message(result.all_events)
-
-
 class RunEvents:
     """Listener for one run's events (`DagsterInstance.add_event_listener`): Dagster calls it
     with each EventLogEntry as it stores it, in the thread executing the run, so a stage is
@@ -141,14 +150,15 @@ class RunEvents:
             print(f"progress report failed on {event.event_type_value}: {exc!r}", file=sys.stderr)
 
     def _handle(self, event, timestamp: float) -> None:
-        kind, step = event.event_type, event.step_key
+        # a prefixed asset's step is "<prefix>__<stage>": reports name the stage
+        kind, step = event.event_type, (event.step_key or "").split("__")[-1]
         if kind == DagsterEventType.STEP_START:
             self._started[step] = timestamp
         elif kind == DagsterEventType.ASSET_CHECK_EVALUATION:
             self.failed_checks.extend(failed_checks([event]))
         elif kind == DagsterEventType.ASSET_MATERIALIZATION:
             materialization = event.step_materialization_data.materialization
-            self.metadata[materialization.asset_key.to_user_string()] = plain_metadata(materialization.metadata)
+            self.metadata[materialization.asset_key.path[-1]] = plain_metadata(materialization.metadata)
         elif kind in (DagsterEventType.STEP_SUCCESS, DagsterEventType.STEP_FAILURE):
             started = self._started.get(step)
             seconds = timestamp - started if started is not None else None
@@ -163,40 +173,110 @@ class RunEvents:
                 self.on_stage(report)
 
 
-def _job(stages: list[str], resources: dict):
+def metadata_warnings(metadata: Mapping[str, Any]) -> list[str]:
+    """The `warnings` metadata of a stage: a list, or Markdown/text with one warning per line."""
+    value = metadata.get("warnings")
+    if not value:
+        return []
+    if isinstance(value, str):
+        return [line.strip().removeprefix("- ") for line in value.splitlines() if line.strip()]
+    if isinstance(value, (list, tuple)):
+        return [str(w) for w in value]
+    return [str(value)]
+
+
+def _warnings(metadata: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    return [w for stage in STAGES for w in metadata_warnings(metadata.get(stage, {}))]
+
+
+def graph_for(settings: Settings, graph: IngestionGraph | None = None) -> IngestionGraph:
+    """The graph given, else the product's (rebuilt when another embedder is configured:
+    the embedder is part of some stages' code versions)."""
+    if graph is not None:
+        return graph
+    return product_graph if settings.embedder == product_graph.embedder else build_ingestion_graph(
+        embedder=settings.embedder)
+
+
+def resources_for(settings: Settings, graph: IngestionGraph) -> dict:
+    return {graph.resource_key: KnowledgeStoreResource(store=str(settings.store), embedder=settings.embedder,
+                                                       max_file_bytes=settings.max_file_bytes,
+                                                       convert_timeout_s=settings.convert_timeout_s)}
+
+
+def _job(graph: IngestionGraph, stages: list[str], resources: dict):
     """The job `materialize()` would build; built here so the run id is known before the run
     starts (the event listener is registered under it)."""
     defs = Definitions(
-        jobs=[define_asset_job(RUN_JOB_NAME, selection=[AssetKey(stage) for stage in stages])],
-        assets=ingestion_assets,
+        jobs=[define_asset_job(RUN_JOB_NAME, selection=[graph.key(stage) for stage in stages])],
+        assets=graph.assets,
         resources=resources,
     )
     return defs.resolve_job_def(RUN_JOB_NAME)
 
 
-def recorded_metadata(instance: DagsterInstance, key: str, stages: Iterable[str]) -> dict[str, dict[str, Any]]:
+def observe_sources(instance: DagsterInstance, graph: IngestionGraph, settings: Settings, keys: Iterable[str]) -> None:
+    """Record the current sha256 of each document's file as the data version of its
+    ``source_file`` partition (only when it differs from the last one recorded)."""
+    for observation in source_observations(graph, source_versions(settings, keys)):
+        records = instance.fetch_observations(
+            AssetRecordsFilter(asset_key=graph.source_key, asset_partitions=[observation.partition]), limit=1).records
+        last = records[0].asset_observation.tags.get("dagster/data_version") if records else None
+        if last != observation.tags["dagster/data_version"]:
+            instance.report_runless_asset_event(observation)
+
+
+def stale_resolver(instance: DagsterInstance, graph: IngestionGraph, resources: dict) -> CachingStaleStatusResolver:
+    asset_graph = Definitions(assets=graph.assets, resources=resources).resolve_asset_graph()
+    view = AssetGraphView(temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None),
+                          instance=instance, asset_graph=asset_graph)
+    return CachingStaleStatusResolver(instance, asset_graph, view)
+
+
+def stale_or_missing(instance: DagsterInstance, graph: IngestionGraph, resources: dict,
+                     keys: Iterable[str]) -> dict[str, list[str]]:
+    """Per document: the stages the UI shows stale or missing, in pipeline order."""
+    resolver = stale_resolver(instance, graph, resources)
+    return {key: [stage for stage in STAGES
+                  if resolver.get_status(graph.key(stage), key) in (StaleStatus.STALE, StaleStatus.MISSING)]
+            for key in keys}
+
+
+def stages_to_run(instance: DagsterInstance, graph: IngestionGraph, resources: dict,
+                  keys: Iterable[str]) -> dict[str, list[str]]:
+    """Per document: its stale or missing stages and everything downstream of them. (The
+    UI's stale status is not transitive: a stage whose upstream is stale shows fresh until
+    that upstream is re-materialized; the automation condition runs the whole chain, so
+    the CLI does too.)"""
+    return {key: graph.downstream(stages)
+            for key, stages in stale_or_missing(instance, graph, resources, keys).items()}
+
+
+def recorded_metadata(instance: DagsterInstance, key: str, stages: Iterable[str],
+                      graph: IngestionGraph | None = None) -> dict[str, dict[str, Any]]:
     """The metadata of the latest materialization of each stage for document `key`."""
+    graph = graph or product_graph
     found = {}
     for stage in stages:
         records = instance.fetch_materializations(
-            AssetRecordsFilter(asset_key=AssetKey(stage), asset_partitions=[key]), limit=1).records
+            AssetRecordsFilter(asset_key=graph.key(stage), asset_partitions=[key]), limit=1).records
         if records and records[0].asset_materialization is not None:
             found[stage] = plain_metadata(records[0].asset_materialization.metadata)
     return found
 
 
 def materialize_document(settings: Settings, instance: DagsterInstance, key: str, stages: list[str],
-                         source: Path, on_stage: Callable[[StageReport], None] | None = None) -> IngestOutcome:
+                         source: Path, on_stage: Callable[[StageReport], None] | None = None,
+                         graph: IngestionGraph | None = None) -> IngestOutcome:
     """One run for one document, materializing `stages` (and their checks); `on_stage(report)`
     is called as each stage's step succeeds or fails."""
-    resources = {"knowledge": KnowledgeStoreResource(store=str(settings.store), embedder=settings.embedder,
-                                                     max_file_bytes=settings.max_file_bytes,
-                                                     convert_timeout_s=settings.convert_timeout_s)}
+    graph = graph_for(settings, graph)
+    resources = resources_for(settings, graph)
     run_id = str(uuid.uuid4())  # Dagster's own run ids are uuid4 strings
     events = RunEvents(key, source, on_stage)
     instance.add_event_listener(run_id, events)
     try:
-        result = _job(stages, resources).execute_in_process(
+        result = _job(graph, stages, resources).execute_in_process(
             run_config=QUIET_CONSOLE, instance=instance, partition_key=key, raise_on_error=False,
             tags={"rag_assets/source": str(source)}, run_id=run_id)
     finally:
@@ -206,10 +286,10 @@ def materialize_document(settings: Settings, instance: DagsterInstance, key: str
         return IngestOutcome(key, source, "failed", failure_message(result.all_events), result.run_id,
                              stages=stage_reports, failed_checks=failed_checks(result.all_events),
                              metadata=run_metadata)
-    earlier = recorded_metadata(instance, key, [s for s in STAGES if s not in stages])
-    return IngestOutcome(key, source, "indexed", run_id=result.run_id,
-                         warnings=pipeline.document_warnings(settings, key), stages=stage_reports,
-                         metadata={**earlier, **run_metadata})
+    earlier = recorded_metadata(instance, key, [s for s in STAGES if s not in stages], graph)
+    metadata = {**earlier, **run_metadata}
+    return IngestOutcome(key, source, "indexed", run_id=result.run_id, warnings=_warnings(metadata),
+                         stages=stage_reports, metadata=metadata)
 
 
 def ingest(
@@ -219,13 +299,22 @@ def ingest(
     force: bool = False,
     on_outcome: Callable[[IngestOutcome, int, int], None] | None = None,
     on_stage: Callable[[StageReport, int, int], None] | None = None,
+    graph: IngestionGraph | None = None,
 ) -> list[IngestOutcome]:
-    """Register the files as `documents` partitions and run each new or changed one.
-    `on_outcome(outcome, done, total)` is called as each document is settled, and
-    `on_stage(report, number, total)` as each stage of document `number` is."""
-    work = planning.plan(settings, planning.candidate_files(paths), force=force)
-    instance.add_dynamic_partitions(documents_partitions.name, list(work.paths))
-    total = len(work.duplicates) + len(work.unchanged) + len(work.to_run)
+    """Register the files as partitions of `graph` (default: the product's `documents`),
+    observe them, and run each document's stale or missing stages and what is downstream
+    of them (`force`: every stage). `on_outcome(outcome, done, total)` is called as each
+    document is settled, and `on_stage(report, number, total)` as each stage of document
+    `number` is."""
+    graph = graph_for(settings, graph)
+    registration = planning.register(settings, planning.candidate_files(paths))
+    keys = list(registration.paths)
+    known = set(instance.get_dynamic_partitions(graph.partitions.name))
+    instance.add_dynamic_partitions(graph.partitions.name, [key for key in keys if key not in known])
+    observe_sources(instance, graph, settings, keys)
+    plan = ({key: list(STAGES) for key in keys} if force
+            else stages_to_run(instance, graph, resources_for(settings, graph), keys))
+    total = len(registration.duplicates) + len(keys)
     outcomes: list[IngestOutcome] = []
 
     def settle(outcome: IngestOutcome) -> None:
@@ -233,12 +322,30 @@ def ingest(
         if on_outcome:
             on_outcome(outcome, len(outcomes), total)
 
-    for path, owner in work.duplicates.items():
+    for path, owner in registration.duplicates.items():
         settle(IngestOutcome(owner, path, "duplicate", f"same content as {owner}: indexed once, name recorded"))
-    for key in work.unchanged:
-        settle(IngestOutcome(key, work.paths[key], "unchanged", metadata=recorded_metadata(instance, key, STAGES)))
-    for key, stages in work.to_run.items():
+    for key in [k for k in keys if not plan[k]]:
+        metadata = recorded_metadata(instance, key, STAGES, graph)
+        settle(IngestOutcome(key, registration.paths[key], "unchanged", warnings=_warnings(metadata),
+                             metadata=metadata))
+    for key in [k for k in keys if plan[k]]:
         number = len(outcomes) + 1
         report = (lambda stage_report, n=number: on_stage(stage_report, n, total)) if on_stage else None
-        settle(materialize_document(settings, instance, key, stages, work.paths[key], on_stage=report))
+        settle(materialize_document(settings, instance, key, plan[key], registration.paths[key], on_stage=report,
+                                    graph=graph))
     return outcomes
+
+
+def run_withdrawal(instance: DagsterInstance, graph: IngestionGraph, job_def, settings: Settings,
+                   document_ids: list[str]) -> bool:
+    """Delete the documents' partitions, then run the withdrawal job on them (both indexes,
+    artifacts, publication, registry)."""
+    from rag_assets.defs.ingestion.jobs import withdraw_run_config
+
+    for key in document_ids:
+        if instance.has_dynamic_partition(graph.partitions.name, key):
+            instance.delete_dynamic_partition(graph.partitions.name, key)
+    result = job_def.execute_in_process(run_config={**withdraw_run_config(job_def, document_ids), **QUIET_CONSOLE},
+                                        instance=instance, resources=resources_for(settings, graph),
+                                        raise_on_error=False)
+    return result.success

@@ -1,0 +1,58 @@
+"""`rag-assets eval NAME` through Dagster: the corpus graph first (the same runs module as
+`rag-assets ingest`: one run per stale or missing document), then one run of the
+evaluation asset, which only reads the store."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from dagster import DagsterInstance, Definitions, define_asset_job
+
+from rag_assets.defs.evaluation.assets import collection, corpus_for, options_config
+from rag_assets.defs.ingestion import runs
+from rag_assets.evaluation import targets
+from rag_assets.evaluation.evaluate import EvalOptions
+from rag_assets.settings import Settings
+
+INFO_CONSOLE = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
+
+
+@dataclass
+class EvaluationRun:
+    success: bool
+    run_id: str
+    run_dir: Path | None = None
+    message: str = ""
+    outcomes: list = field(default_factory=list)  # the corpus's ingest outcomes (none with an existing store)
+    metadata: dict = field(default_factory=dict)  # the evaluation asset's materialization metadata (plain values)
+
+
+def run_evaluation(name: str, options: EvalOptions, settings: Settings, instance: DagsterInstance,
+                   stores_root: Path | None = None, log: Callable[[str], None] = print) -> EvaluationRun:
+    label = targets.label_of(name, options.queries, options.distractors)
+    corpus = corpus_for(name, label, settings.embedder)
+    resource = corpus.resource(stores_root, settings.embedder)
+    corpus_settings = resource.settings()
+    outcomes = []
+    if not options.store:
+        files, leftovers = collection(corpus, corpus_settings)
+        if leftovers:
+            log(f"withdrawing {len(leftovers)} document(s) no longer part of {label}: {', '.join(leftovers)}")
+            runs.run_withdrawal(instance, corpus.graph, corpus.withdraw_job, corpus_settings, leftovers)
+        log(f"{label}: {len(files)} document(s) in {corpus_settings.store}")
+        outcomes = runs.ingest(files, corpus_settings, instance, graph=corpus.graph,
+                               on_outcome=lambda o, done, total: log(
+                                   f"[{done}/{total}] {o.status:9s} {o.path.name} {o.message.splitlines()[0] if o.message else ''}".rstrip()))
+    job = Definitions(assets=corpus.assets, resources={corpus.resource_key: resource},
+                      jobs=[define_asset_job(runs.RUN_JOB_NAME, selection=[corpus.evaluation_key])]
+                      ).resolve_job_def(runs.RUN_JOB_NAME)
+    run_config = {**INFO_CONSOLE, "ops": {corpus.evaluation.op.name: {"config": options_config(options)}}}
+    result = job.execute_in_process(run_config=run_config, instance=instance, raise_on_error=False,
+                                    tags={"rag_assets/source": f"cli eval {label}"})
+    if not result.success:
+        return EvaluationRun(False, result.run_id, message=runs.failure_message(result.all_events), outcomes=outcomes)
+    [event] = result.asset_materializations_for_node(corpus.evaluation.op.name)
+    metadata = runs.plain_metadata(event.metadata)
+    return EvaluationRun(True, result.run_id, Path(metadata["run_dir"]), outcomes=outcomes, metadata=metadata)
