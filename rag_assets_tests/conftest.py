@@ -1,9 +1,13 @@
 """Shared fixtures: a real knowledge store built from the sample corpus through a real
-Dagster instance (in-process executor), once per test session."""
+Dagster instance (in-process executor), once per test session.
+
+Tiers: a test is ``slow`` when it is marked so (real PDFs, benchmarks, the browser,
+subprocess ingests) or when it needs ``sample_kb`` (the sample corpus ingested through
+Dagster, a minute or more here). ``pytest -m "not slow"`` runs the rest.
+"""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shutil
 from pathlib import Path
@@ -19,7 +23,13 @@ SHARED = PROJECT_ROOT.parent / "shared"
 
 
 def make_settings(root: Path):
-    return dataclasses.replace(load_settings(), store=root / "knowledge", dagster_home=root / "dagster")
+    return load_settings().model_copy(update={"store": root / "knowledge", "dagster_home": root / "dagster"})
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if "sample_kb" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")

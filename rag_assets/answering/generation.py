@@ -1,8 +1,11 @@
 """Generation through the `openai` package against any OpenAI-compatible endpoint
 (OpenAI, Mistral, Gemini, Groq, vLLM, Ollama, llama.cpp servers…).
 
-* `LLMClient` tries an ordered list of endpoints; an auth / quota / 429 / connection /
-  timeout / 5xx error moves to the next one, and which endpoint answered is recorded.
+* `LLMClient` tries an ordered list of endpoints. Each endpoint's `openai` client retries
+  by itself (`max_retries`, with backoff and `Retry-After`: connection errors, timeouts,
+  408/409/429/5xx); an auth / quota / 429 / connection / timeout / 5xx error that is
+  still there after those retries moves to the next endpoint, and which endpoint
+  answered is recorded.
   Structured output is asked with a JSON schema (`response_format: json_schema`); an
   endpoint that refuses that format is asked again in `json_object` mode with the schema
   in the prompt.
@@ -32,7 +35,8 @@ class Endpoint:
     api_key: str | None = field(default=None, repr=False)
     name: str | None = None
     multimodal: bool = False
-    timeout: float = 120.0
+    timeout: float = 120.0  # seconds per request
+    max_retries: int = 2  # the openai client's own retries of this endpoint
 
     @property
     def label(self) -> str:
@@ -112,7 +116,7 @@ class LLMClient:
 
             endpoint = self.endpoints[index]
             self._clients[index] = openai.OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key or "not-needed",
-                                                 timeout=endpoint.timeout, max_retries=0)
+                                                 timeout=endpoint.timeout, max_retries=endpoint.max_retries)
         return self._clients[index]
 
     def usage(self) -> dict:
@@ -226,19 +230,21 @@ def answer_schema(source_ids: list[str]) -> dict:
     }
 
 
-def _user_message(question: str, subs: list[SubQuestion], registry) -> str:
+def _user_message(question: str, subs: list[SubQuestion], registry, notes: str = "") -> str:
     lines = [f"Question : {question}", "", "Sous-questions :"]
     for n, sub in enumerate(subs, 1):
         note = " (aucune source trouvée : n'y réponds pas, mentionne-la dans missing_information)" \
             if sub.status == NO_SOURCE else ""
         lines.append(f"{n}. {sub.text}{note}")
+    if notes:  # the premises the system found contradicted by the sources
+        lines += ["", notes]
     lines += ["", "Identifiants de source autorisés :", registry.catalogue(), "", registry.context_text(), "",
               "Réponds en JSON selon le schéma : paragraphs (sub_question, text, source_ids) et missing_information."]
     return "\n".join(lines)
 
 
-def _messages(question, subs, registry, extra: list[dict]) -> Callable[[Endpoint], list[dict]]:
-    text = _user_message(question, subs, registry)
+def _messages(question, subs, registry, extra: list[dict], notes: str = "") -> Callable[[Endpoint], list[dict]]:
+    text = _user_message(question, subs, registry, notes)
 
     def build(endpoint: Endpoint) -> list[dict]:
         content: Any = text
@@ -294,17 +300,17 @@ class Generated:
 
 
 def generate_answer(llm: LLMClient, question: str, subs: list[SubQuestion], registry,
-                    max_tokens: int = 1200) -> Generated:
+                    max_tokens: int = 1200, notes: str = "") -> Generated:
     schema = answer_schema(registry.ids)
     alerts: list[str] = []
-    first = llm.complete(_messages(question, subs, registry, []), "answer", schema, max_tokens=max_tokens)
+    first = llm.complete(_messages(question, subs, registry, [], notes), "answer", schema, max_tokens=max_tokens)
     paragraphs, problems, missing = _validate(first.data, registry, len(subs))
     results = [first]
     if problems:
         correction = ("Ta réponse est rejetée : " + " ; ".join(problems) + ". Réponds de nouveau, en entier : chaque "
                       "paragraphe doit citer au moins une source, uniquement parmi : " + ", ".join(registry.ids) + ".")
         retry = llm.complete(_messages(question, subs, registry, [{"role": "assistant", "content": first.content},
-                                                                   {"role": "user", "content": correction}]),
+                                                                   {"role": "user", "content": correction}], notes),
                              "answer", schema, max_tokens=max_tokens)
         results.append(retry)
         second, problems_again, missing_again = _validate(retry.data, registry, len(subs))

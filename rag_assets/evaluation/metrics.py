@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -140,16 +141,19 @@ def compare_report(qrels: dict[str, dict[str, int]], runs: dict[str, dict[str, l
         random_seed=seed % (2**31),
         make_comparable=True,
     )
-    return _plain(report.to_dict()), report.to_table()
+    return json_safe(report.to_dict()), report.to_table()
 
 
-def _plain(value):
+def json_safe(value):
+    """Plain JSON values: str keys, lists for tuples, Python numbers for numpy's, None for NaN."""
     if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [json_safe(v) for v in value]
     if isinstance(value, np.generic):
-        return value.item()
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
     return value
 
 

@@ -12,50 +12,46 @@ Both are safe while readers search:
   unlinked by garbage collection, but an open searcher keeps them mapped (POSIX unlink
   semantics), and a searcher opened afterwards reads the new `meta.json`.
 
-Forcing a Tantivy merge
------------------------
-tantivy-py (0.27) exposes neither `IndexWriter::merge` nor a merge-policy setter: segments
-are merged only by Tantivy's default `LogMergePolicy`, after a commit, once a level holds 8
-segments (segments under 10,000 documents all share the smallest level). Each document
-commit makes one segment, so a store normally keeps 1-7 small segments, and deleted rows
-(older versions of re-ingested documents) stay as tombstones in merged segments until the
-next merge.
+Compacting the Tantivy index
+----------------------------
+tantivy-py (0.27) exposes neither `IndexWriter::merge` nor a merge-policy setter: its
+writer merges segments only by Tantivy's default `LogMergePolicy` (after a commit, once a
+level holds 8 segments), `wait_merging_threads()` waits for those merges and
+`garbage_collect_files()` removes the files no segment uses. Each document commit makes
+one segment, so a store keeps a few small segments, and the entries of older versions
+of re-ingested documents stay as tombstones until their segment is merged.
 
-`merge_lexical(force=True)` therefore makes the policy fire on the smallest level: it
-commits as many *ballast* entries (one per commit) as that level lacks to reach 8, waits
-for the merge, then deletes the ballast. Ballast entries have no text and no reader group
-(`document_id="__maintenance__"`, `allowed_groups=[]`), so no search can return them;
-only a count of all entries (`LexicalIndex.versions()`, `num_docs`) can see them, for the
-time of the merge. Up to 7 ballast tombstones remain in the merged segment (a few bytes;
-they go at the next merge). A ballast left by a killed run is deleted by the next run.
-Larger levels (segments of more than ~16,000 entries) are merged by the policy alone.
-`force=False` only commits nothing (letting the policy look again), waits for merges and
-garbage-collects files no segment uses (e.g. left by a killed writer).
+`merge_lexical(force=True)` therefore compacts by rewriting: in one commit, every entry
+is deleted and added again with the same stored fields (read from the index) and the
+same text (the `contextualized` text of its child in the document's children Parquet,
+which is what `lexical_index` indexed). The rewritten entries form new segments and the
+old segments, left with tombstones only, are dropped; readers see the index before or
+after that commit. A document whose entries do not all have their text there (a
+version staged beside the published one, whose children file already holds the new
+version) is left in place and listed in `left_in_place`. Nothing is rewritten when the
+index is already one segment without tombstones. `force=False` only commits nothing
+(letting the policy look again), waits for merges and garbage-collects files no segment
+uses (e.g. left by a killed writer).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-import math
 import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Callable
 
 import tantivy
 
 from rag_assets.index.dense import TABLE, DenseIndex
-from rag_assets.index.lexical import LexicalIndex
+from rag_assets.index.lexical import TEXT_FIELDS, LexicalIndex
+from rag_assets.index.rows import read_rows
+from rag_assets.store import KnowledgeStore
 
 DEFAULT_OLDER_THAN = dt.timedelta(days=7)
-
-BALLAST_DOCUMENT = "__maintenance__"
-# Tantivy's LogMergePolicy defaults (tantivy::indexer::LogMergePolicy).
-_MIN_NUM_SEGMENTS = 8
-_MIN_LAYER_SIZE = 10_000
-_LEVEL_LOG_SIZE = 0.75
-_MAX_DOCS_BEFORE_MERGE = 10_000_000
 
 
 def _disk_usage(path: Path) -> tuple[int, int]:
@@ -124,7 +120,6 @@ class LexicalFigures:
     segments: int
     docs: int  # alive entries
     deleted_docs: int  # tombstones still stored in segments
-    ballast_docs: int
     files: int
     bytes_on_disk: int
 
@@ -136,101 +131,82 @@ def _segments(directory: Path) -> list[dict]:
     return json.loads(meta.read_text(encoding="utf-8")).get("segments", [])
 
 
-def _alive(segment: dict) -> int:
-    return int(segment["max_doc"]) - int((segment.get("deletes") or {}).get("num_deleted_docs", 0))
-
-
-def _ballast_query(index: LexicalIndex) -> tantivy.Query:
-    return tantivy.Query.term_query(index.schema, "document_id", BALLAST_DOCUMENT)
+def _deleted(segment: dict) -> int:
+    return int((segment.get("deletes") or {}).get("num_deleted_docs", 0))
 
 
 def lexical_figures(directory: Path) -> LexicalFigures:
-    index = LexicalIndex(directory)
     segments = _segments(directory)
-    searcher = index.index.searcher()
+    searcher = LexicalIndex(directory).index.searcher()
     files, size = _disk_usage(Path(directory))
     return LexicalFigures(
         segments=len(segments),
         docs=int(searcher.num_docs),
-        deleted_docs=sum(int(s["max_doc"]) - _alive(s) for s in segments),
-        ballast_docs=searcher.search(_ballast_query(index), limit=1, count=True).count,
+        deleted_docs=sum(_deleted(s) for s in segments),
         files=files,
         bytes_on_disk=size,
     )
 
 
-def ballast_needed(segments: list[dict]) -> int:
-    """How many one-entry segments make LogMergePolicy merge the smallest level, or 0 when
-    that would gain nothing (no segment, or one segment with no more tombstones than the
-    merge would leave behind).
+def _children_texts(store_root: Path) -> Callable[[str], dict[tuple[str, str], str]]:
+    """document_id -> {(child_id, version): the text `lexical_index` indexed}."""
+    store = KnowledgeStore(store_root)
 
-    Mirrors LogMergePolicy: segments sorted by size, a new level whenever log2(size)
-    drops by more than 0.75 below the level's first segment, sizes below 10,000 counted
-    as 10,000, segments of 10 million entries or more never merged."""
-    eligible = sorted((s for s in segments if _alive(s) <= _MAX_DOCS_BEFORE_MERGE), key=lambda s: -int(s["max_doc"]))
-    levels: list[list[dict]] = []
-    level_log = math.inf
-    for segment in eligible:
-        log_size = math.log2(max(_alive(segment), _MIN_LAYER_SIZE))
-        if log_size < level_log - _LEVEL_LOG_SIZE:
-            level_log = log_size
-            levels.append([])
-        levels[-1].append(segment)
-    if not levels:
-        return 0
-    smallest = levels[-1]
-    if math.log2(_MIN_LAYER_SIZE) < level_log - _LEVEL_LOG_SIZE:
-        return 0  # a one-entry segment would open a level of its own
-    needed = max(0, _MIN_NUM_SEGMENTS - len(smallest))
-    tombstones = sum(int(s["max_doc"]) - _alive(s) for s in smallest)
-    # The merge leaves `needed` ballast tombstones behind: a lone segment is worth
-    # rewriting only when it holds more tombstones than that.
-    if len(smallest) == 1 and tombstones <= needed:
-        return 0
-    return needed
+    def texts(document_id: str) -> dict[tuple[str, str], str]:
+        path = store.children_path(document_id)
+        if not path.exists():
+            return {}
+        return {(c["child_id"], c["version"]): c["contextualized"] for c in read_rows(path)}
+
+    return texts
 
 
-def _ballast_doc(number: int) -> tantivy.Document:
-    return tantivy.Document(
-        child_id=f"{BALLAST_DOCUMENT}-{number}",
-        parent_id=BALLAST_DOCUMENT,
-        document_id=BALLAST_DOCUMENT,
-        version="",
-        language="fr",
-        document_type="",
-        allowed_groups=[],
-        effective_date=-1,
-    )
+def _rewrite(index: LexicalIndex, writer: tantivy.IndexWriter,
+             texts_of: Callable[[str], dict[tuple[str, str], str]]) -> tuple[int, list[str]]:
+    """Delete and re-add, in the writer's one commit, the entries of every document whose
+    text is at hand: (entries rewritten, documents left in place)."""
+    searcher = index.index.searcher()
+    stored: dict[str, list[dict]] = {}
+    if searcher.num_docs:
+        for _score, address in searcher.search(tantivy.Query.all_query(), limit=searcher.num_docs).hits:
+            fields = searcher.doc(address).to_dict()
+            stored.setdefault(fields["document_id"][0], []).append(fields)
+    rewritten, left = 0, []
+    for document_id, entries in sorted(stored.items()):
+        texts = texts_of(document_id)
+        keys = [(fields["child_id"][0], fields["version"][0]) for fields in entries]
+        if not all(key in texts for key in keys):
+            left.append(document_id)
+            continue
+        writer.delete_documents_by_term("document_id", document_id)  # the entries added below stay
+        for fields, key in zip(entries, keys):
+            text_field = TEXT_FIELDS.get(fields["language"][0], TEXT_FIELDS["fr"])
+            writer.add_document(tantivy.Document(**fields, **{text_field: texts[key]}))
+        rewritten += len(entries)
+    return rewritten, left
 
 
-def merge_lexical(directory: Path, force: bool = True) -> dict:
-    """Merge Tantivy segments and garbage-collect unused files, through the index's one
-    writer (see the module docstring for what `force` does). Returns {"before", "after",
-    "ballast", "seconds"}."""
+def merge_lexical(directory: Path, force: bool = True, store_root: Path | None = None) -> dict:
+    """Compact the Tantivy index (see the module docstring) and garbage-collect unused
+    files, through the index's one writer. The children files are read from `store_root`
+    (default: the folder holding `directory`, as in `KnowledgeStore`). Returns
+    {"before", "after", "rewritten", "left_in_place", "forced", "seconds"}."""
     started = time.perf_counter()
+    directory = Path(directory)
     index = LexicalIndex(directory)
     before = lexical_figures(directory)
-    ballast = 0
-    # 1. Under the writer lock: drop a ballast left by a killed run, then add as many
-    #    one-entry commits as the smallest level lacks. The writer's closing commit and
-    #    wait_merging_threads() let the merge policy run and wait for it to finish.
+    rewritten, left = 0, []
+    with index._writer() as writer:  # its commit makes the policy look; it waits for the merges
+        if force and (before.segments > 1 or before.deleted_docs):
+            rewritten, left = _rewrite(index, writer, _children_texts(store_root or directory.parent))
     with index._writer() as writer:
-        writer.delete_documents_by_query(_ballast_query(index))
-        if force:
-            ballast = ballast_needed(_segments(directory))
-            for number in range(ballast):
-                writer.add_document(_ballast_doc(number))
-                writer.commit()
-    # 2. Delete the ballast (ballast-only segments then hold no entry and are dropped at
-    #    this commit) and remove the files that no segment uses any more.
-    with index._writer() as writer:
-        writer.delete_documents_by_query(_ballast_query(index))
         writer.garbage_collect_files()
     after = lexical_figures(directory)
     return {
         "before": asdict(before),
         "after": asdict(after),
-        "ballast": ballast,
+        "rewritten": rewritten,
+        "left_in_place": left,
         "forced": force,
         "seconds": round(time.perf_counter() - started, 3),
     }

@@ -1,11 +1,12 @@
 """Docling's standard PDF pipeline with local layout and table stages when no model hub is reachable.
 
-Docling picks its layout and table engines through factories keyed by the
-``kind`` of ``layout_options`` / ``table_structure_options``. Our two stages
-are registered on those factories (this package is not installed with a
-``docling`` entry point, so registration is programmatic) and selected by
-their options, so StandardPdfPipeline still does parsing, layout
-postprocessing, page assembly, reading order and heading levels.
+Docling picks its layout, table and OCR engines through factories keyed by the
+``kind`` of ``layout_options`` / ``table_structure_options`` / ``ocr_options``.
+Our stages reach those factories through Docling's plugin entry point
+(``[project.entry-points."docling"]`` -> ``rag_assets.parsing.docling_plugin``,
+loaded because the options allow external plugins) and are selected by their
+options, so StandardPdfPipeline still does parsing, layout postprocessing, page
+assembly, reading order and heading levels.
 
 Docling's own models are preferred when they can run: their weights are in
 ``artifacts_path`` (or the Hugging Face cache when no path is given) and
@@ -28,8 +29,8 @@ import importlib
 import importlib.util
 from pathlib import Path
 from typing import Any
-from unittest.mock import patch
 
+from docling.datamodel.document import ConversionResult
 from docling.datamodel.pipeline_options import (
     HeadingHierarchyOptions,
     LayoutObjectDetectionOptions,
@@ -37,14 +38,12 @@ from docling.datamodel.pipeline_options import (
     ThreadedPdfPipelineOptions,
 )
 from docling.document_converter import PdfFormatOption
-from docling.models.factories import get_layout_factory, get_ocr_factory, get_table_structure_factory
+from docling.models.factories import get_table_structure_factory
 from docling.models.factories.table_factory import TableStructureFactory
 from docling.models.plugins import defaults as docling_default_plugins
 from docling.models.stages.heading_hierarchy.heading_hierarchy_model import HeadingHierarchyModel
 from docling.pipeline.standard_pdf_pipeline import RunContext, StandardPdfPipeline, ThreadedPipelineStage
-from docling.utils.pdf_outline import _PdfOutlineItem
 from docling_core.types.doc import DoclingDocument
-from docling_core.types.doc.page import SegmentedPdfPage
 
 from rag_assets.hashing import sha256_file
 from rag_assets.parsing import text_layer
@@ -53,7 +52,6 @@ from rag_assets.parsing.pdf_layout import (
     HEADER_BAND,
     LINE_GAP,
     TEXT_FIGURE_COVERAGE,
-    OnnxLayoutModel,
     OnnxLayoutOptions,
     default_model_path,
 )
@@ -62,7 +60,6 @@ from rag_assets.parsing.pdf_ocr import (
     OCR_LINE_GAP,
     OUTLINED_TEXT_SHAPES,
     SCAN_PICTURE_SHARE,
-    TextLayerOcrModel,
     TextLayerOcrOptions,
     tesseract_status,
 )
@@ -71,27 +68,20 @@ from rag_assets.parsing.pdf_tables import (
     MIN_COLUMN_GAP,
     RULE_MAX_THICKNESS,
     RulingTableOptions,
-    RulingTableStructureModel,
 )
 from rag_assets.parsing.text_repair import assign_heading_levels, repair_text
 
 _DOCLING_LAYOUT_REPO = "docling-project/docling-layout-heron"
 _DOCLING_TABLE_REPO = "docling-project/docling-models"
 _DOCLING_TABLE_REVISION = "v2.3.0"  # the revision TableStructureModel downloads
-_PLUGIN_NAME = "rag_assets"
 
 
 class LegalHeadingHierarchyModel(HeadingHierarchyModel):
     """Docling's heading levels (bookmarks, numbering, style), then legal numbering ranks."""
 
-    def assign_heading_levels(
-        self,
-        document: DoclingDocument,
-        parsed_pages: dict[int, SegmentedPdfPage] | None = None,
-        outline: list[_PdfOutlineItem] | None = None,
-    ) -> DoclingDocument:
-        document = super().assign_heading_levels(document, parsed_pages=parsed_pages, outline=outline)
-        return assign_heading_levels(document)
+    def __call__(self, conv_res: ConversionResult) -> DoclingDocument:
+        document = super().__call__(conv_res)
+        return assign_heading_levels(document) if self.options.enabled else document
 
 
 def run_ocr_before_layout(stages: list[ThreadedPipelineStage]) -> None:
@@ -126,7 +116,8 @@ class RagPdfPipeline(StandardPdfPipeline):
 
 
 def _importable_table_engines() -> dict[str, list[type]]:
-    """Docling's built-in table engines minus those whose imports fail here."""
+    """Docling's built-in table engines (``defaults.table_structure_engines``) minus those
+    whose imports fail here."""
     engines: list[type] = []
     for module, name in [
         ("docling.models.stages.table_structure.table_structure_model", "TableStructureModel"),
@@ -143,37 +134,30 @@ def _importable_table_engines() -> dict[str, list[type]]:
     return {"table_structure_engines": engines}
 
 
-def _table_factory(allow_external_plugins: bool) -> TableStructureFactory:
-    """Docling's cached table factory, loaded even when one built-in engine cannot import.
+def _table_factory() -> TableStructureFactory:
+    """Docling's table factory for our pipeline options, built once per process.
 
-    The built-in plugin imports every table engine at once, and TableFormer v2
-    needs torchvision, which docling-slim does not install: the factory would
-    then fail for everyone, including StandardPdfPipeline. Loading it once with
-    the importable engines fills the cache StandardPdfPipeline reads.
+    Why a workaround is left here: Docling's built-in plugin imports all its table
+    engines in one function, and TableFormer v2 imports ``torchvision``, which no
+    docling-slim extra but ``models-local`` installs and whose PyPI wheel does not
+    run beside our CPU torch. The factory then raises for everyone, our entry-point
+    plugin included (``BaseFactory.load_from_plugins`` has no per-plugin error
+    handling), and StandardPdfPipeline cannot be built. Docling caches the factory
+    per ``allow_external_plugins`` value (``lru_cache``), so the one narrow fix is
+    to build that cached factory once with the built-in plugin's importable engines:
+    the built-in function is swapped for that single call (narrower than stubbing
+    ``torchvision`` or replacing Docling's factory getter, and no extra installs it).
+    With torchvision installed the first call succeeds and nothing is swapped.
     """
     try:
-        return get_table_structure_factory(allow_external_plugins=allow_external_plugins)
+        return get_table_structure_factory(allow_external_plugins=True)
     except ImportError:
-        with patch.object(docling_default_plugins, "table_structure_engines", _importable_table_engines):
-            return get_table_structure_factory(allow_external_plugins=allow_external_plugins)
-
-
-def register_engines() -> None:
-    """Register our stages on Docling's layout, table and OCR factories (idempotent).
-
-    The factories are cached per ``allow_external_plugins`` value, so both
-    instances get the classes.
-    """
-    for allow in (False, True):
-        layout_factory = get_layout_factory(allow_external_plugins=allow)
-        if OnnxLayoutOptions not in layout_factory.classes:
-            layout_factory.register(OnnxLayoutModel, _PLUGIN_NAME, __name__)
-        table_factory = _table_factory(allow)
-        if RulingTableOptions not in table_factory.classes:
-            table_factory.register(RulingTableStructureModel, _PLUGIN_NAME, __name__)
-        ocr_factory = get_ocr_factory(allow_external_plugins=allow)
-        if TextLayerOcrOptions not in ocr_factory.classes:
-            ocr_factory.register(TextLayerOcrModel, _PLUGIN_NAME, __name__)
+        builtin = docling_default_plugins.table_structure_engines
+        docling_default_plugins.table_structure_engines = _importable_table_engines
+        try:
+            return get_table_structure_factory(allow_external_plugins=True)
+        finally:
+            docling_default_plugins.table_structure_engines = builtin
 
 
 def _has_modules(*names: str) -> bool:
@@ -215,12 +199,16 @@ def docling_tables_available(artifacts_path: str | Path | None) -> bool:
 
 
 def pdf_pipeline_options(artifacts_path: str | None = None) -> ThreadedPdfPipelineOptions:
-    """Pipeline options: Docling's models where they can run, ours otherwise."""
-    register_engines()
+    """Pipeline options: Docling's models where they can run, ours otherwise (our stages
+    come from the ``docling`` entry point, hence ``allow_external_plugins``)."""
+    if RulingTableOptions not in _table_factory().classes:
+        raise RuntimeError("Docling did not load the rag_assets plugin (entry point 'docling: rag_assets' in "
+                           "pyproject.toml): reinstall the project with `pip install -e .`")
     use_docling_layout = docling_layout_available(artifacts_path)
     use_docling_tables = docling_tables_available(artifacts_path)
     return ThreadedPdfPipelineOptions(
         artifacts_path=artifacts_path,
+        allow_external_plugins=True,
         # Our OCR stage: checks every page's text layer, Tesseract only where it cannot be trusted.
         do_ocr=True,
         ocr_options=TextLayerOcrOptions(),
@@ -329,7 +317,6 @@ __all__ = [
     "pdf_format_option",
     "pdf_pipeline_description",
     "pdf_pipeline_options",
-    "register_engines",
     "repair_text",
     "run_ocr_before_layout",
 ]

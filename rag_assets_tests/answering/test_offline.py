@@ -7,7 +7,6 @@ import json
 
 import pytest
 
-from rag_assets.answering import ask
 from rag_assets.answering.log import AnswerLog, log_path_for
 
 ZONE_A = "Quelle est la franchise pour une inondation en zone A ?"

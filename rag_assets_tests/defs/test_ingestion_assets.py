@@ -3,7 +3,6 @@ executor) on the sample corpus, with the invariants checked by the asset checks.
 
 from __future__ import annotations
 
-import shutil
 
 import pytest
 from dagster import AssetRecordsFilter

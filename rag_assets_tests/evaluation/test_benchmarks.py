@@ -71,6 +71,7 @@ def test_a_bad_record_file_names_the_line(tmp_path):
         convert_records(path, "bad.jsonl")
 
 
+@pytest.mark.slow  # reads two whole benchmarks
 def test_scifact_and_piaf_read_as_published(shared_dir):
     scifact = load_benchmark("scifact", shared_dir / "benchmarks")
     piaf = load_benchmark("piaf-dev", shared_dir / "benchmarks")

@@ -2,6 +2,7 @@
 BM25 flat with k1=0.9, b=0.4 must give the published Anserini nDCG@10 (0.679) ± 0.01,
 which proves our qrels reading and metric match the field's."""
 
+import pytest
 
 from rag_assets.evaluation import metrics as m
 from rag_assets.evaluation.benchmarks import load_benchmark
@@ -35,6 +36,7 @@ def test_reference_bm25_ranks_by_lucene_formula():
     assert index.search("zebrafish") == []
 
 
+@pytest.mark.slow  # a benchmark
 def test_scifact_bm25_flat_matches_anserini(shared_dir):
     benchmark = load_benchmark("scifact", shared_dir / "benchmarks")
     assert len(benchmark.queries) == 300 and len(benchmark.corpus) == 5183
@@ -46,6 +48,7 @@ def test_scifact_bm25_flat_matches_anserini(shared_dir):
     assert abs(ndcg - published) <= 0.01, f"nDCG@10 {ndcg:.4f} vs published {published}"
 
 
+@pytest.mark.slow  # a benchmark
 def test_cacm_bm25_matches_anserini_regression(shared_dir):
     benchmark = load_benchmark("cacm", shared_dir / "benchmarks")
     reference = build_reference(benchmark.corpus, "en", ReferenceBM25Config(k1=0.9, b=0.4))

@@ -1,6 +1,6 @@
 import pytest
 
-from rag_assets.retrieve.filters import SearchFilters
+from rag_assets.index.filters import SearchFilters
 from rag_assets.index.lexical import LexicalDoc, LexicalIndex
 
 

@@ -25,8 +25,9 @@ from rag_assets.defs.maintenance.assets import (
 )
 from rag_assets.defs.resources import KnowledgeStoreResource
 from rag_assets.index.dense import TABLE, DenseIndex
-from rag_assets.retrieve.filters import SearchFilters
+from rag_assets.index.filters import SearchFilters
 from rag_assets.index.lexical import LexicalDoc, LexicalIndex
+from rag_assets.index.rows import write_rows
 from rag_assets.store import KnowledgeStore
 
 DIM = 4
@@ -76,6 +77,13 @@ def _docs(document_id: str, version: str) -> list[LexicalDoc]:
     ]
 
 
+def write_children(store: KnowledgeStore, document_id: str, version: str) -> None:
+    """The children file the lexical entries are built from (their text is `contextualized`)."""
+    rows = [{"child_id": d.child_id, "parent_id": d.parent_id, "version": version, "contextualized": d.text}
+            for d in _docs(document_id, version)]
+    write_rows(store.children_path(document_id), rows, {"stage": "children"})
+
+
 def build_store(root: Path, rounds: int = 3) -> KnowledgeStore:
     """Each document re-ingested `rounds` times the way the pipeline does it: the new
     version staged beside the published one, then the other versions dropped."""
@@ -85,6 +93,7 @@ def build_store(root: Path, rounds: int = 3) -> KnowledgeStore:
         version = f"v{r}"
         for document_id in DOCUMENTS:
             published = {f"v{r - 1}"} if r else set()
+            write_children(store, document_id, version)
             dense.stage_version(document_id, version, _rows(document_id, version), DIM, keep=published)
             lexical.stage_version(document_id, version, _docs(document_id, version), keep=published)
             dense.drop_versions_except(document_id, version)
@@ -175,9 +184,9 @@ def test_merge_lexical_fewer_segments_same_results(store):
     result = maintenance.merge_lexical(store.tantivy_dir)
     before, after = result["before"], result["after"]
     assert before["segments"] == len(DOCUMENTS)
-    assert after["segments"] == 1
-    assert after["docs"] == before["docs"] == len(DOCUMENTS) * len(TEXTS)
-    assert after["ballast_docs"] == 0
+    assert after["segments"] == 1 and after["deleted_docs"] == 0
+    assert after["docs"] == before["docs"] == result["rewritten"] == len(DOCUMENTS) * len(TEXTS)
+    assert result["left_in_place"] == []
     assert after["files"] < before["files"]
     assert lexical_results(store) == expected
     assert LexicalIndex(store.tantivy_dir).versions() == {d: {"v2"} for d in DOCUMENTS}
@@ -187,50 +196,43 @@ def test_merge_lexical_fewer_segments_same_results(store):
 
     # converged: a second run has nothing to merge and changes nothing
     second = maintenance.merge_lexical(store.tantivy_dir)
-    assert second["ballast"] == 0
+    assert second["rewritten"] == 0
     assert second["after"] == second["before"]
+
+    # a re-ingest leaves tombstones in the merged segment; the next merge drops them
+    write_children(store, DOCUMENTS[0], "v3")
+    index.stage_version(DOCUMENTS[0], "v3", _docs(DOCUMENTS[0], "v3"), keep={"v2"})
+    index.drop_versions_except(DOCUMENTS[0], "v3")
+    third = maintenance.merge_lexical(store.tantivy_dir)
+    assert third["before"]["deleted_docs"] == len(TEXTS)
+    assert third["after"]["deleted_docs"] == 0 and third["after"]["segments"] == 1
+    assert third["after"]["docs"] == len(DOCUMENTS) * len(TEXTS)
 
 
 def test_merge_lexical_unforced_keeps_segments_and_results(store):
     expected = lexical_results(store)
     result = maintenance.merge_lexical(store.tantivy_dir, force=False)
-    assert result["ballast"] == 0
+    assert result["rewritten"] == 0
     assert result["after"]["segments"] == result["before"]["segments"] == len(DOCUMENTS)
     assert lexical_results(store) == expected
 
 
-def test_merge_lexical_removes_ballast_left_by_a_killed_run(store):
-    index = LexicalIndex(store.tantivy_dir)
-    with index._writer() as writer:
-        writer.add_document(maintenance._ballast_doc(0))
-    assert maintenance.lexical_figures(store.tantivy_dir).ballast_docs == 1
-    assert index.search(QUERIES[0], SearchFilters(groups=("public", "claims"))), "ballast hides nothing"
+def test_merge_lexical_leaves_a_document_whose_text_is_not_at_hand(store):
+    """A new version staged beside the published one (a re-ingest in progress, or killed):
+    the children file already holds the new version, the published entries' text is gone.
+    That document keeps its entries where they are; the others are rewritten."""
+    staged, index = DOCUMENTS[0], LexicalIndex(store.tantivy_dir)
+    write_children(store, staged, "v3")
+    index.stage_version(staged, "v3", _docs(staged, "v3"), keep={"v2"})
+    expected = lexical_results(store)
 
     result = maintenance.merge_lexical(store.tantivy_dir)
-    assert result["before"]["ballast_docs"] == 1
-    assert result["after"]["ballast_docs"] == 0
-    assert result["after"]["docs"] == len(DOCUMENTS) * len(TEXTS)
-
-
-def _segment(docs: int, deleted: int = 0) -> dict:
-    return {"max_doc": docs, "deletes": {"num_deleted_docs": deleted} if deleted else None}
-
-
-@pytest.mark.parametrize(
-    "segments, expected",
-    [
-        ([], 0),
-        ([_segment(30)], 0),  # one segment, no tombstones: nothing to gain
-        ([_segment(30, deleted=5)], 0),  # fewer tombstones than the merge would leave
-        ([_segment(300, deleted=50)], 7),
-        ([_segment(30), _segment(12), _segment(5)], 5),
-        ([_segment(20_000), _segment(30), _segment(12)], 6),  # the big one is a level of its own
-        ([_segment(20_000)], 0),  # ballast would only merge with itself
-        ([_segment(12)] * 9, 0),
-    ],
-)
-def test_ballast_needed_follows_log_merge_policy_levels(segments, expected):
-    assert maintenance.ballast_needed(segments) == expected
+    assert result["left_in_place"] == [staged]
+    assert result["rewritten"] == (len(DOCUMENTS) - 1) * len(TEXTS)
+    assert result["after"]["docs"] == result["before"]["docs"] == (len(DOCUMENTS) + 1) * len(TEXTS)
+    assert result["after"]["segments"] < result["before"]["segments"]
+    assert LexicalIndex(store.tantivy_dir).versions()[staged] == {"v2", "v3"}
+    assert lexical_results(store) == expected
 
 
 # Readers during maintenance -----------------------------------------------------------

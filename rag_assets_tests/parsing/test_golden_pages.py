@@ -42,6 +42,8 @@ from rag_assets.parsing.structure import apply_structure
 from rag_assets.ingest.sections import Block, Parent, build_parents
 from rag_assets_tests.parsing.test_text_layer import FRENCH, _fpdf, _page_image, _require_ocr, _shift_fonts
 
+pytestmark = pytest.mark.slow  # real pages converted one by one (about a minute)
+
 GOLDEN_DIR = Path(__file__).parent / "golden"
 UPDATE_SETTING = "RAG_ASSETS_UPDATE_GOLDEN"
 CORPUS = "corpora/fr-insurance-docs"

@@ -144,6 +144,27 @@ def test_description_names_the_engines() -> None:
     assert description["table_structure"]["engine"] == "rag_assets_ruling_lines"
 
 
+def test_our_stages_reach_docling_through_its_plugin_entry_point() -> None:
+    from importlib.metadata import entry_points
+
+    from docling.models.factories import get_layout_factory, get_ocr_factory, get_table_structure_factory
+
+    from rag_assets.parsing.pdf_layout import OnnxLayoutOptions
+    from rag_assets.parsing.pdf_ocr import TextLayerOcrOptions
+    from rag_assets.parsing.pdf_tables import RulingTableOptions
+
+    assert [e.value for e in entry_points(group="docling") if e.name == "rag_assets"] == ["rag_assets.parsing.docling_plugin"]
+    assert pdf_format_option().pipeline_options.allow_external_plugins
+    for get_factory, options in ((get_layout_factory, OnnxLayoutOptions), (get_table_structure_factory, RulingTableOptions),
+                                 (get_ocr_factory, TextLayerOcrOptions)):
+        meta = get_factory(allow_external_plugins=True).registered_meta[options]
+        assert (meta.plugin_name, meta.module) == ("rag_assets", "rag_assets.parsing.docling_plugin")
+    # only where external plugins are allowed (Docling's table factory without them is left unbuilt here:
+    # its built-in plugin cannot import TableFormer v2 without torchvision, see pdf_pipeline._table_factory)
+    assert OnnxLayoutOptions not in get_layout_factory(allow_external_plugins=False).classes
+
+
+@pytest.mark.slow  # a real PDF
 def test_solvency_ii_excerpt(converter: DocumentConverter, tmp_path: Path) -> None:
     if not SOLVENCY_PDF.exists():
         pytest.skip(f"shared corpus not available: {SOLVENCY_PDF} (expected ../shared beside the repository)")

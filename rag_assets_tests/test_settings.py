@@ -1,0 +1,70 @@
+"""Settings from the environment (pydantic-settings): the README's variables and defaults."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from rag_assets.settings import PROJECT_ROOT, Settings, load_settings
+
+VARIABLES = ["RAG_ASSETS_STORE", "DAGSTER_HOME", "RAG_ASSETS_EMBEDDER", "RAG_ASSETS_MAX_FILE_MB",
+             "RAG_ASSETS_CONVERT_TIMEOUT_S", "RAG_ASSETS_INBOX", "RAG_ASSETS_LLM_BASE_URL", "RAG_ASSETS_LLM_API_KEY",
+             "RAG_ASSETS_LLM_MODEL", "RAG_ASSETS_LLM_ENDPOINTS", "RAG_ASSETS_LLM_GGUF", "RAG_ASSETS_LLM_MULTIMODAL",
+             "RAG_ASSETS_RERANKER"]
+
+
+@pytest.fixture
+def env(monkeypatch):
+    for name in VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+def test_defaults(env):
+    settings = load_settings()
+    assert settings.store == PROJECT_ROOT / "data" / "knowledge"
+    assert settings.dagster_home == settings.store / "dagster"
+    assert settings.inbox == PROJECT_ROOT / "data" / "inbox"
+    assert settings.max_file_bytes == 200 * 1024 * 1024
+    assert settings.convert_timeout_s == 1800.0
+    assert (settings.llm_base_url, settings.llm_endpoints, settings.llm_gguf, settings.reranker) == (None,) * 4
+    assert settings.llm_multimodal is False
+    assert (settings.child_max_tokens, settings.candidates_per_engine, settings.rrf_k) == (400, 20, 60)
+
+
+def test_variables_are_read_typed_and_empty_means_unset(env, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    env.setenv("RAG_ASSETS_STORE", "kb")  # relative: resolved against the working directory
+    env.setenv("RAG_ASSETS_MAX_FILE_MB", "2")
+    env.setenv("RAG_ASSETS_CONVERT_TIMEOUT_S", "")
+    env.setenv("RAG_ASSETS_LLM_MULTIMODAL", "yes")
+    env.setenv("RAG_ASSETS_LLM_API_KEY", "sk-secret")
+    settings = load_settings()
+    assert settings.store == tmp_path / "kb" and settings.dagster_home == tmp_path / "kb" / "dagster"
+    assert settings.max_file_bytes == 2 * 1024 * 1024
+    assert settings.convert_timeout_s == 1800.0
+    assert settings.llm_multimodal is True
+    assert settings.llm_api_key == "sk-secret" and "sk-secret" not in repr(settings)
+    env.setenv("DAGSTER_HOME", str(tmp_path / "home"))
+    assert load_settings().dagster_home == tmp_path / "home"
+
+
+@pytest.mark.parametrize("variable, value", [("RAG_ASSETS_CONVERT_TIMEOUT_S", "0"), ("RAG_ASSETS_MAX_FILE_MB", "-1"),
+                                             ("RAG_ASSETS_LLM_MULTIMODAL", "perhaps")])
+def test_bad_values_are_refused(env, variable, value):
+    env.setenv(variable, value)
+    with pytest.raises(ValidationError):
+        load_settings()
+
+
+def test_a_changed_copy_refuses_names_that_are_not_fields(env):
+    settings = load_settings()
+    copy = settings.model_copy(update={"store": Path("/elsewhere"), "max_file_mb": 1})
+    assert copy.store == Path("/elsewhere") and copy.max_file_bytes == 1024 * 1024 and settings.max_file_mb == 200
+    with pytest.raises(ValueError, match="max_file_bytes"):
+        settings.model_copy(update={"max_file_bytes": 10})
+    with pytest.raises(ValidationError):
+        settings.embedder = "other"  # frozen
+    assert isinstance(settings, Settings)
