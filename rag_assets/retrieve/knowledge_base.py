@@ -22,7 +22,10 @@ from rag_assets.errors import StoreMismatchError
 from rag_assets.index.filters import SearchFilters
 from rag_assets.retrieve.fusion import DEFAULT_WEIGHTS, children_to_parents, rrf
 from rag_assets.retrieve.query import AnalyzedQuery
+from rag_assets.retrieve.acronyms import AcronymDictionary
+from rag_assets.retrieve.thesaurus import load_thesaurus
 from rag_assets.retrieve.scope import DocumentIdentities, Scope
+from rag_assets.retrieve.limits import checked_question
 from rag_assets.index.lexical import LexicalIndex
 from rag_assets.settings import load_settings
 from rag_assets.index.records import document_title, load_source_record
@@ -64,6 +67,8 @@ class RetrievalTrace:
     fused: list[FusedParent]
     excluded: list[dict] = field(default_factory=list)  # hits of an unpublished version, skipped
     seconds: dict[str, float] = field(default_factory=dict)
+    expansions: dict = field(default_factory=dict)  # thesaurus: {"concepts": [...], "added": {term: weight}}
+    acronyms: dict[str, str] = field(default_factory=dict)  # acronym -> long form added to the question
 
     def ranking(self, engine: str) -> list[str]:
         """Parent ids best first: "bm25", "dense" or "hybrid" (the fused list)."""
@@ -95,7 +100,8 @@ COMMON_SHARE = 0.02
 
 class KnowledgeBase:
     def __init__(self, store: KnowledgeStore, embedder_spec: str, candidates: int = 20, rrf_k: int = 60,
-                 reranker: str | None = None, weights: dict[str, float] | None = None, use_scope: bool = True):
+                 reranker: str | None = None, weights: dict[str, float] | None = None, use_scope: bool = True,
+                 use_thesaurus: bool = True, use_acronyms: bool = True):
         self.store = store
         # callable(question, hits) -> scores in [0, 1], used by `ask`; None when not configured
         self.rerank = reranker_from_spec(reranker)
@@ -104,6 +110,9 @@ class KnowledgeBase:
         self.rrf_k = rrf_k
         self.weights = dict(weights or DEFAULT_WEIGHTS)  # engine -> weight in the fusion
         self.use_scope = use_scope  # limit retrieval to the documents the question names
+        # thesaurus terms for BM25, acronyms resolved before both engines
+        self.use_thesaurus, self.use_acronyms = use_thesaurus, use_acronyms
+        self.acronyms = AcronymDictionary()  # rebuilt from the published parents by `_refresh`
         self._identities = DocumentIdentities()
         self.dense = DenseIndex(store.lancedb_dir)
         self.lexical = LexicalIndex(store.tantivy_dir)
@@ -158,6 +167,8 @@ class KnowledgeBase:
             self._check(publication)
         self.published, self.parents, self.children, self.documents = publication, parents, children, documents
         self._identities = DocumentIdentities.of(documents)
+        if self.use_acronyms:  # the corpus's "Long Form (ACR)" pairs + the thesaurus's acronyms
+            self.acronyms = AcronymDictionary.build((p["text"] for p in parents.values()), load_thesaurus())
         self._stamp = stamp
 
     def _check(self, publication: dict[str, dict]) -> None:
@@ -234,6 +245,7 @@ class KnowledgeBase:
         child per engine), fused by weighted Reciprocal Rank Fusion; parents holding a
         quoted clause of the question lead. Only hits of each document's published version
         count; others (a re-index in flight) are skipped and listed in the trace."""
+        question = checked_question(question)  # length, terms, empty, cleaned (QueryRefused)
         query = question if isinstance(question, AnalyzedQuery) else AnalyzedQuery.of(question)
         parsed = filters if isinstance(filters, SearchFilters) else SearchFilters.from_dict(filters, groups)
         limit = candidates or self.candidates
@@ -245,9 +257,13 @@ class KnowledgeBase:
             ) if self.use_scope else Scope()
         if scope.document_ids and not parsed.document_ids:
             parsed = dataclasses.replace(parsed, document_ids=scope.document_ids)
+        # acronyms resolved for both engines; thesaurus terms weighted for BM25
+        text, acronyms = self.acronyms.resolve_traced(query.text) if self.use_acronyms else (query.text, {})
+        expansion = load_thesaurus().expand(AnalyzedQuery.of(text, query.language)) if self.use_thesaurus else None
+        term_weights = {**expansion.words, **(term_weights or {})} if expansion else term_weights
         seconds: dict[str, float] = {}
         started = time.perf_counter()
-        vector = get_embedder(self.embedder_spec).embed_query(query.text)
+        vector = get_embedder(self.embedder_spec).embed_query(text)
         seconds["query_embedding"] = time.perf_counter() - started
         excluded: list[dict] = []
         with self._lock:
@@ -255,7 +271,7 @@ class KnowledgeBase:
             # over-fetch: hits of an unpublished version are dropped after retrieval
             started = time.perf_counter()
             lexical = self._published_only(
-                self.lexical.search(query.text, parsed, limit=2 * limit, weights=term_weights), "bm25", excluded)[:limit]
+                self.lexical.search(text, parsed, limit=2 * limit, weights=term_weights), "bm25", excluded)[:limit]
             seconds["bm25"] = time.perf_counter() - started
             started = time.perf_counter()
             dense = self._published_only(self.dense.search(vector, parsed, limit=2 * limit), "dense", excluded)[:limit]
@@ -278,7 +294,8 @@ class KnowledgeBase:
             fused = lead + [f for f in fused if f.parent_id not in quoting]
         seconds["fusion"] = time.perf_counter() - started
         self.last_excluded = excluded
-        return RetrievalTrace(query, parsed, scope, children, parents, quoting, fused, excluded, seconds)
+        return RetrievalTrace(query, parsed, scope, children, parents, quoting, fused, excluded, seconds,
+                              expansion.trace() if expansion else {}, acronyms)
 
     def search(self, question: str | AnalyzedQuery, k: int = 5, filters: dict | None = None, groups=None,
                candidates: int | None = None, term_weights: dict[str, float] | None = None) -> list[ParentHit]:
