@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import math
 import time
@@ -13,7 +14,9 @@ from rag_assets.answering.config import endpoints_from_settings
 from rag_assets.answering.extractive import ExtractiveAnswerer
 from rag_assets.answering.generation import Endpoint, EndpointsExhausted, LLMClient, generate_answer
 from rag_assets.answering.log import AnswerLog, log_path_for
-from rag_assets.answering.memory import thread_store_for
+from rag_assets.answering.memory import thread_owner, thread_store_for
+from rag_assets.index.records import PUBLIC_GROUP
+from rag_assets.retrieve.limits import checked_question
 from rag_assets.answering.model import NO_SOURCE, Answer, Paragraph
 from rag_assets.answering.retrieval import RetrievalOptions, Retriever
 from rag_assets.answering.router import route as route_message
@@ -21,6 +24,8 @@ from rag_assets.answering.router import route_by_rules
 from rag_assets.answering.citations import build_registry
 from rag_assets.language import detect_language as language_of
 from rag_assets.answering.verification import verify
+from rag_assets.answering.premises import check_premises, premise_reasons, prompt_note
+from rag_assets.answering.withholding import withhold
 
 
 @dataclass
@@ -46,7 +51,7 @@ def ask(kb, question: str, thread_id: str | None = None, user_groups=None, *,
     (public is always included). `thread_id`: conversation memory for follow-ups."""
     options = options or AskOptions()
     started = time.perf_counter()
-    question = (question or "").strip()
+    question = checked_question(question, settings)  # length, words, empty, cleaned (QueryRefused)
     if llm is None and not offline:
         if endpoints is None:
             from rag_assets.settings import load_settings
@@ -57,7 +62,9 @@ def ask(kb, question: str, thread_id: str | None = None, user_groups=None, *,
         llm = None
     store_root = kb.store.root
     threads = thread_store_for(store_root)
-    history = threads.last(thread_id, 3) if options.memory else []
+    # the thread of this reader (its groups), with only what the reader may see
+    owner = thread_owner(user_groups)
+    history = threads.last(thread_id, owner, 3, visible=lambda d: _visible(kb, d, owner)) if options.memory else []
     alerts: list[str] = []
 
     try:
@@ -86,8 +93,16 @@ def ask(kb, question: str, thread_id: str | None = None, user_groups=None, *,
         AnswerLog(log_path_for(store_root)).write(answer)
     if options.memory and thread_id:
         reply = answer.render() if answer.mode == "direct" else (answer.text or "Aucune source trouvée.")
-        threads.append(thread_id, {"role": "user", "content": question}, {"role": "assistant", "content": reply})
+        threads.append(thread_id, owner, {"role": "user", "content": question},
+                       {"role": "assistant", "content": reply,
+                        "document_ids": sorted({s.document_id for s in answer.sources})})
     return answer
+
+
+def _visible(kb, document_id: str, owner: list[str]) -> bool:
+    """Issue 13: a published document sharing one of the reader's groups (a withdrawn one is not)."""
+    record = kb.document(document_id)
+    return bool(record) and bool(set(record.get("allowed_groups") or [PUBLIC_GROUP]) & set(owner))
 
 
 def _answer_from_sources(kb, answer: Answer, route, user_groups, llm, options: AskOptions, alerts: list[str]) -> None:
@@ -108,10 +123,15 @@ def _answer_from_sources(kb, answer: Answer, route, user_groups, llm, options: A
         answer.missing_information = [s.text for s in subs]
         return
 
+    # false premises checked on the sources in every mode, said first
+    extractive = ExtractiveAnswerer(kb, retriever.weights)
+    premises, answer_texts = check_premises(route.standalone_question, subs, registry, extractive)
+    answer.premises = [p.to_dict() for p in premises]
     paragraphs: list[Paragraph] = []
     if llm is not None:
         try:
-            generated = generate_answer(llm, route.standalone_question, subs, registry, max_tokens=options.max_tokens)
+            generated = generate_answer(llm, route.standalone_question, subs, registry, max_tokens=options.max_tokens,
+                                        notes=prompt_note(premises))
             paragraphs, answer.missing_information = generated.paragraphs, generated.missing_information
             alerts.extend(generated.alerts)
             for entry in registry.entries.values():
@@ -123,8 +143,13 @@ def _answer_from_sources(kb, answer: Answer, route, user_groups, llm, options: A
             llm = None
             answer.mode = "extractive"
     if llm is None:
-        paragraphs, answer.missing_information, extractive_alerts = ExtractiveAnswerer(kb, retriever.weights).answer(
-            subs, registry, route.intent)
+        # each sub-question answered without the figures it asserts (premises above)
+        asked = [dataclasses.replace(s, text=answer_texts[i]) if i in answer_texts else s for i, s in enumerate(subs)]
+        paragraphs, missing, extractive_alerts = extractive.answer(asked, registry, route.intent)
+        for sub, used in zip(subs, asked):
+            sub.status = used.status
+        original = {used.text: sub.text for sub, used in zip(subs, asked)}
+        answer.missing_information = [original.get(m, m) for m in missing]
         alerts.extend(extractive_alerts)
 
     kept = []
@@ -144,3 +169,8 @@ def _answer_from_sources(kb, answer: Answer, route, user_groups, llm, options: A
     outcome = verify(answer.paragraphs, registry, llm=llm if (llm is not None and options.verify_with_llm) else None,
                      language=language)
     alerts.extend(outcome["alerts"])
+    # the kill switch — what a cited source does not hold is withheld, not shown
+    answer.alerts.extend(alerts)
+    alerts.clear()
+    withhold(answer, registry, extractive if llm is not None else None,
+             extra=lambda p: premise_reasons(p, premises))

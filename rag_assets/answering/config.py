@@ -3,7 +3,8 @@
     RAG_ASSETS_LLM_BASE_URL, RAG_ASSETS_LLM_API_KEY, RAG_ASSETS_LLM_MODEL   one endpoint
     RAG_ASSETS_LLM_ENDPOINTS   JSON list, tried in order after it:
         [{"base_url": "https://api.mistral.ai/v1", "model": "mistral-small-latest",
-          "api_key_env": "MISTRAL_API_KEY", "name": "mistral", "multimodal": false, "timeout": 60}, …]
+          "api_key_env": "MISTRAL_API_KEY", "name": "mistral", "multimodal": false, "timeout": 60,
+          "max_retries": 2}, …]
     RAG_ASSETS_LLM_MULTIMODAL  1 when the single endpoint's model accepts images
     RAG_ASSETS_LLM_GGUF        a GGUF file the CLI serves locally (llama.cpp) as the last endpoint
 
@@ -42,5 +43,6 @@ def endpoints_from_settings(settings) -> list[Endpoint]:
             endpoints.append(Endpoint(base_url=str(item["base_url"]), model=str(item.get("model") or "default"),
                                       api_key=key, name=str(item.get("name") or f"endpoint-{n}"),
                                       multimodal=bool(item.get("multimodal", False)),
-                                      timeout=float(item.get("timeout", 120.0))))
+                                      timeout=float(item.get("timeout", 120.0)),
+                                      max_retries=int(item.get("max_retries", 2))))
     return endpoints

@@ -85,11 +85,16 @@ def units_of(registry, kb) -> tuple[list[Unit], list[str]]:
             if block["kind"] == "table":
                 caption = element.caption or ""
                 for raw, shown, header in _table_units(block["text"], caption):
+                    if looks_like_instruction(raw):  # a table cell is no place for orders either
+                        skipped.append(section_id)
+                        continue
                     units.append(Unit(element_id, section_id, section.document_id, raw, shown,
                                       "\n".join([base_context, caption, header]), language))
                 continue
             if block["kind"] in ("formula", "picture"):
-                if block["text"].strip():
+                if block["text"].strip() and looks_like_instruction(block["text"]):
+                    skipped.append(section_id)
+                elif block["text"].strip():
                     units.append(Unit(element_id, section_id, section.document_id, block["text"].strip(),
                                       block["text"].strip(), "\n".join([base_context, element.caption or ""]), language))
                 continue
@@ -168,8 +173,8 @@ class ExtractiveAnswerer:
         position = {id(u): n for n, u in enumerate(units)}
         kept.sort(key=lambda u: position[id(u)])  # reading order
         paragraphs = [Paragraph(text=" ".join(u.display for u in kept),
-                                source_ids=list(dict.fromkeys(u.source_id for u in kept)), sub_question=index,
-                                lead=_premise_lead(sub.text, [registry.evidence(u.source_id) for u in kept]))]
+                                source_ids=list(dict.fromkeys(u.source_id for u in kept)), sub_question=index)]
+        # false premises are checked in `ask` for every mode (answering/premises.py)
         if superseded:
             old = superseded[0][1]
             paragraphs.append(Paragraph(text=old.display, source_ids=[old.source_id], sub_question=index,

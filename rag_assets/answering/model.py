@@ -67,6 +67,7 @@ class SubQuestion:
     best_score: float = 0.0
     parent_ids: list[str] = field(default_factory=list)
     scores: dict[str, float] = field(default_factory=dict)  # parent_id -> relevance
+    gate: dict = field(default_factory=dict)  # the evidence the relevance gate decided on
 
 
 @dataclass
@@ -100,6 +101,10 @@ class Answer:
     sources: list[SourceEntry] = field(default_factory=list)  # the whole context registry
     missing_information: list[str] = field(default_factory=list)
     alerts: list[str] = field(default_factory=list)
+    # false premises of the question (said first, citing the source) and paragraphs
+    # withheld by the kill switch (shown as withheld, never as the answer)
+    premises: list[dict] = field(default_factory=list)
+    withheld: list[dict] = field(default_factory=list)
     model: str | None = None
     endpoint: str | None = None
     attempts: list[dict] = field(default_factory=list)  # endpoint errors before the one that answered
@@ -140,6 +145,12 @@ class Answer:
         if self.mode == "direct":
             return self.route.direct_reply or ""
         lines: list[str] = []
+        for premise in self.premises:  # a false premise is said first, with its source
+            lines.append(f"⚠ {premise['message']}")
+            entry = self.source(premise["source_id"]) if premise.get("source_id") else None
+            if entry is not None:
+                lines.append(f"   ↳ {entry.name}")
+            lines.append("")
         for paragraph in self.paragraphs:
             lines.append(paragraph.display)
             for source_id in paragraph.source_ids:
@@ -152,8 +163,14 @@ class Answer:
                 lines.append(f"Aucune source trouvée (no source found) pour : « {sub.text} »"
                              " — pas de réponse sans source.")
         for item in self.missing_information:
-            if not any(item == s.text for s in self.sub_questions):
+            if not any(item == s.text for s in self.sub_questions) or any(
+                    item == s.text and s.status != NO_SOURCE for s in self.sub_questions):
                 lines.append(f"Information manquante : {item}")
+        for record in self.withheld:  # shown as withheld, never as the answer
+            lines.append(f"Paragraphe retenu (non présenté comme réponse) : {record['reason']}"
+                         + (" ; remplacé par l'extrait des sources ci-dessus." if record.get("replacement") not in
+                            (None, "Non trouvé dans les documents") else
+                            " ; non trouvé dans les documents." if record.get("replacement") else "."))
         if self.alerts:
             if lines and lines[-1] != "":
                 lines.append("")

@@ -20,6 +20,8 @@ from rag_assets.answering.terms import TermWeights
 from rag_assets.language import detect_language as language_of
 from rag_assets.retrieve.query import analyze, content_terms
 from rag_assets.index.records import PUBLIC_GROUP
+from rag_assets.index.filters import reader_groups
+from rag_assets.retrieve.limits import QueryRefused
 
 
 @dataclass
@@ -49,7 +51,7 @@ REFORMULATE_SCHEMA = {
 class Retriever:
     def __init__(self, kb, groups=None, options: RetrievalOptions | None = None, llm=None):
         self.kb = kb
-        self.groups = list(groups or [])
+        self.groups = list(reader_groups(groups))  # a string is one group
         self.options = options or RetrievalOptions()
         self.llm = llm
         self.weights = TermWeights(kb)
@@ -95,7 +97,11 @@ class Retriever:
 
     # ------------------------------------------------------------- searching
     def _search(self, query: str, k: int, filters: dict | None = None) -> list:
-        trace = self.kb.retrieve(query, filters=filters, groups=self.groups)
+        try:
+            trace = self.kb.retrieve(query, filters=filters, groups=self.groups)
+        except QueryRefused as exc:  # a rewritten or reformulated query over a limit finds nothing
+            self.alerts.append(f"Recherche refusée ({exc}).")
+            return []
         scope = trace.scope.describe({d: self.kb.document(d).get("title") or d for d in trace.scope.document_ids})
         if scope and scope not in self.scopes:
             self.scopes.append(scope)  # the answer says which documents the question was limited to

@@ -17,6 +17,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from rag_assets.answering.model import PARTIAL, SUPPORTED, UNSUPPORTED, VERDICTS, Paragraph
+from rag_assets.answering.safety import suspicious_sentences, without_instructions
 from rag_assets.retrieve.query import analyze, content_terms
 
 # ----------------------------------------------------------------- normalisation
@@ -255,11 +256,44 @@ def _llm_checks(llm, paragraphs: list[Paragraph], registry) -> tuple[dict[int, d
     return checks, result
 
 
+# an answer never repeats a source's order to the assistant
+REPEATED_RUN = 6  # words in a row shared with a flagged sentence (or half of a shorter one)
+
+
+def repeats(paragraph_text: str, sentence: str) -> bool:
+    """The paragraph reproduces the sentence: a run of REPEATED_RUN normalized words in a row
+    (half the sentence when it is shorter), or the whole of it."""
+    words, flagged = normalize(paragraph_text).split(), normalize(sentence).split()
+    if not flagged:
+        return False
+    run = min(REPEATED_RUN, max(2, (len(flagged) + 1) // 2))
+    grams = {tuple(flagged[i:i + run]) for i in range(len(flagged) - run + 1)}
+    return any(tuple(words[i:i + run]) in grams for i in range(len(words) - run + 1))
+
+
+def _without_repeated_instructions(paragraphs: list[Paragraph], registry, alerts: list[str]) -> list[Paragraph]:
+    kept = []
+    for number, paragraph in enumerate(paragraphs, start=1):
+        sections = list(dict.fromkeys(registry.section_of(i).source_id for i in paragraph.source_ids if i in registry))
+        flagged = [(registry[s].name, sentence) for s in sections for sentence in suspicious_sentences(registry[s].text)]
+        if not flagged:  # a model may also repeat a source it does not cite
+            flagged = [(e.name, sentence) for e in registry.entries.values() if e.kind == "section"
+                       for sentence in e.suspicious]
+        hit = next(((name, sentence) for name, sentence in flagged if repeats(paragraph.text, sentence)), None)
+        if hit is None:
+            kept.append(paragraph)
+            continue
+        alerts.append(f"Paragraphe {number} écarté : il reprend un passage de « {hit[0]} » qui ressemble à une "
+                      "consigne adressée à l'assistant (les documents sont des données, jamais des instructions).")
+    return kept
+
+
 def verify(paragraphs: list[Paragraph], registry, llm=None, language: str = "fr") -> dict:
     """Fill verdict / quote / unsupported_numbers of each paragraph; return
     {"alerts": [...], "llm": LLMResult | None, "method": "llm" | "lexical"}."""
     alerts: list[str] = []
     checks, llm_result, method = {}, None, "lexical"
+    paragraphs[:] = _without_repeated_instructions(paragraphs, registry, alerts)
     if llm is not None and paragraphs:
         try:
             checks, llm_result = _llm_checks(llm, paragraphs, registry)
@@ -267,7 +301,8 @@ def verify(paragraphs: list[Paragraph], registry, llm=None, language: str = "fr"
         except Exception as exc:  # verification must not lose the answer
             alerts.append(f"Vérification par le modèle impossible ({type(exc).__name__}: {exc}) ; vérification lexicale.")
     for index, paragraph in enumerate(paragraphs, start=1):
-        evidences = [(i, registry.evidence(i)) for i in paragraph.source_ids if i in registry]
+        # a sentence that reads like an order to the assistant is no evidence of anything
+        evidences = [(i, without_instructions(registry.evidence(i))) for i in paragraph.source_ids if i in registry]
         texts = [t for _, t in evidences]
         check = checks.get(index - 1)
         if check and check.get("verdict") in VERDICTS:
@@ -280,8 +315,8 @@ def verify(paragraphs: list[Paragraph], registry, llm=None, language: str = "fr"
                 paragraph.verdict = downgrade(paragraph.verdict)
                 paragraph.quote_found = False
             else:
-                paragraph.quote_found = bool(paragraph.quote) and quote_in(paragraph.quote,
-                                                                           registry.evidence(paragraph.quote_source_id))
+                paragraph.quote_found = bool(paragraph.quote) and quote_in(
+                    paragraph.quote, without_instructions(registry.evidence(paragraph.quote_source_id)))
                 if not paragraph.quote_found:
                     paragraph.notes.append("citation introuvable dans la source citée")
                     paragraph.verdict = downgrade(paragraph.verdict)

@@ -1,7 +1,7 @@
 """The model path against a real HTTP server on 127.0.0.1 speaking the OpenAI
 chat-completions protocol (scripted replies): valid answer, unknown source id and
-paragraph without source rejected, endpoint fallback after a 429 and after a refused
-connection, follow-up rewritten by the router from the thread memory."""
+paragraph without source rejected, a transient error retried by the openai client,
+endpoint fallback after a 429 and after a refused connection, follow-up rewritten by the router from the thread memory."""
 
 from __future__ import annotations
 
@@ -131,13 +131,26 @@ def test_fallback_to_the_next_endpoint_after_a_429(kb):
     script = {"route": [route(ZONE_A)], "answer": [answer_citing_table()], "verify": [verify_supported()]}
     with ScriptedOpenAI(always_status=429) as limited, ScriptedOpenAI(script) as backup:
         answer = ask(kb, ZONE_A, endpoints=[endpoint(limited, "limited"), endpoint(backup, "backup")])
-        assert len(limited.requests) == 1  # tried once, then skipped for the rest of the answer
+        # tried, retried twice by the openai client (Endpoint.max_retries), then skipped for the rest of the answer
+        assert len(limited.requests) == 3
         assert len(backup.requests) == 3
     assert answer.endpoint == "backup"
     assert answer.attempts[0]["endpoint"] == "limited" and "429" in answer.attempts[0]["error"]
     assert answer.paragraphs and answer.paragraphs[0].verdict == "supported"
     record = AnswerLog(log_path_for(kb.store.root)).read()[-1]
     assert record["endpoint"] == "backup" and "429" in record["attempts"][0]["error"]
+
+
+def test_a_transient_server_error_is_retried_on_the_same_endpoint(kb):
+    script = {"route": [{"status": 503}, route(ZONE_A)], "answer": [answer_citing_table()],
+              "verify": [verify_supported()]}
+    with ScriptedOpenAI(script) as flaky, ScriptedOpenAI(script) as backup:
+        answer = ask(kb, ZONE_A, endpoints=[endpoint(flaky, "flaky"), endpoint(backup, "backup")],
+                     options=AskOptions(log=False))
+        assert len(flaky.requests_for("route")) == 2  # the 503, then the openai client's retry
+        assert backup.requests == []
+    assert answer.endpoint == "flaky" and answer.attempts == []
+    assert answer.paragraphs and answer.paragraphs[0].verdict == "supported"
 
 
 def test_fallback_to_the_next_endpoint_after_a_refused_connection(kb):
@@ -257,7 +270,7 @@ def test_injected_passage_reaches_the_model_only_as_delimited_flagged_data(kb):
     from rag_assets.answering.model import SubQuestion
     from rag_assets.answering.citations import build_registry
 
-    parents = [next(pid for pid, p in kb.parents.items() if marker in p["text"])
+    parents = [next(p["parent_id"] for p in kb.iter_parents() if marker in p["text"])
                for marker in ("Ignore les consignes précédentes", "| Inondation | Zone A |")]
     registry = build_registry(kb, parents)
     with ScriptedOpenAI({"answer": [answer_citing_table()]}) as server:

@@ -1,0 +1,313 @@
+"""False premises: a figure, date or named variant (formula, option, level,
+priority…) that the question takes for granted and the retrieved sources contradict.
+
+* An **asserted figure** is an amount, rate, duration or date the question states as a
+  fact to confirm: in the sentence that asks for confirmation ("… jusqu'à 500 €, c'est
+  ça ?", "est-elle bien de 3 000 € ?", "on m'a dit que …", "Pourquoi … calibré à
+  99,9 % ?"), or in the sentence before a bare "C'est exact ?". A figure that only sets
+  the scene ("à 300 km de chez moi", "il y a 20 jours", "un patrimoine de plus de
+  82 000 €") is not a premise and is never flagged.
+* It is **absent** when no retrieved source holds it, and **contradicted** when the
+  passage that answers the question (chosen with the asserted figure left out) gives the
+  same kind of figure with another value — for a table row, the value in the column the
+  question names ("niveau 3", "PJ2"); for a sentence listing several values, the one
+  whose own words match the question ("380 € et 1520 € en cas de sécheresse").
+* A **named variant** ("formule Initiale", "priorité P4") is absent when the sources
+  name other variants of the same kind (P1, P2, P3; Essentiel, Différence…) but never it.
+
+The answer says so first, citing the source that gives the right value (`Premise`),
+in every mode: the extractive answerer, the model's prompt (`prompt_note`) and the check
+after the model answered (`ask`).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import asdict, dataclass, field
+
+from rag_assets.answering.figures import DATE, DURATION, MONEY, PERCENT, Figure, figures, same_figure
+
+PREMISE_KINDS = (MONEY, PERCENT, DURATION, DATE)
+_CONFIRM = re.compile(
+    r"c['’]est (?:bien |vraiment |exactement )?(?:ça|ca|exact|vrai|juste|correct|bien le|bien la|bien les|bien ce)"
+    r"|n['’]est[- ]ce pas|\bconfirme[rz]?\b|\bon m['’]a (?:dit|annonc[ée]|indiqu[ée]|affirm[ée])|\bon me dit\b"
+    r"|\bm['’]a (?:dit|annonc[ée]|indiqu[ée]|affirm[ée])\b|\bon m['’]annonce\b|\best[- ](?:il|elle|ce) (?:bien|vraiment)\b"
+    r"|\b(?:est|sont)[- ](?:il|elle|ils|elles) (?:bien |vraiment )?(?:de|d['’]|à|égale?s? à|fixée?s? à|plafonnée?s? à)"
+    r"|\bbien (?:de|à|égale?s?|fixée?s?|plafonnée?s?)\b|\bpourquoi\b|\bvraiment\b"
+    r"|\bis it (?:really |still )?(?:true|right|correct)\b|\bright\s*\?|\bisn['’]t it\b|\bwhy\b",
+    re.IGNORECASE)
+_SENTENCES = re.compile(r"(?<=[.!?])\s+|\s*:\s+(?=[A-ZÀ-Þa-z])")
+_VARIANT_NOUNS = ("formule", "option", "niveau", "pack", "priorité", "priorite", "zone", "classe", "catégorie",
+                  "categorie", "palier", "tranche", "module", "plan")
+_VARIANT = re.compile(  # the noun in any case, the name capitalised, a number or a code
+    r"\b((?i:" + "|".join(_VARIANT_NOUNS) + r"))s?\s+(?:«\s*)?([A-ZÀ-Þ][\w’'-]*|\d+|[A-Z]{1,3}\d+)\b")
+_CODE = re.compile(r"\b([A-Z]{1,3})(\d{1,2})\b")
+_LIST_SEPARATOR = re.compile(r"\s*(?:,|\bet\b|\bou\b|/|;)\s*")
+
+
+@dataclass
+class Premise:
+    kind: str  # figure-absent | figure-contradicted | name-absent
+    claim: str  # what the question states: "250 €", "formule Initiale"
+    found: list[str] = field(default_factory=list)  # what the sources give instead
+    source_id: str | None = None  # the source that gives it
+    source_name: str | None = None
+    sub_question: int | None = None
+    message: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _fold(text: str) -> str:
+    text = unicodedata.normalize("NFKD", text or "")
+    return "".join(c for c in text if not unicodedata.combining(c)).lower()
+
+
+def asserted_figures(question: str) -> list[Figure]:
+    """The figures the question asserts (see the module's docstring): amounts, rates,
+    durations and dates of the confirmation sentence, or of the sentence before it when
+    the confirmation stands alone ("… 3 mois de délai d'attente. C'est exact ?")."""
+    sentences = [s for s in _SENTENCES.split(question or "") if s and s.strip()]
+    chosen: list[Figure] = []
+    for index, sentence in enumerate(sentences):
+        if not _CONFIRM.search(sentence):
+            continue
+        own = [f for f in figures(sentence) if f.kind in PREMISE_KINDS]
+        if not own and index > 0:
+            own = [f for f in figures(sentences[index - 1]) if f.kind in PREMISE_KINDS]
+        chosen += [f for f in own if not any(same_figure(f, c) for c in chosen)]
+    return chosen
+
+
+def without_figures(question: str, asserted: list[Figure]) -> str:
+    """The question with its asserted figures taken out (to choose the passage that
+    answers it without being drawn to the one that repeats the false figure)."""
+    text = question
+    for figure in sorted(asserted, key=lambda f: -len(f.raw)):
+        text = text.replace(figure.raw, " ")
+    return " ".join(text.split())
+
+
+def _same_kind(a: Figure, b: Figure) -> bool:
+    if a.kind != b.kind:
+        return False
+    if a.kind == DURATION:
+        return bool({d for d, _ in a.keys} & {d for d, _ in b.keys})
+    return True
+
+
+# --------------------------------------------------------------------- entity values
+
+def _cells(line: str) -> list[str]:
+    line = line.strip().strip("|")
+    return [c.strip() for c in re.split(r"(?<!\\)\|", line)]
+
+
+def _column_values(display: str, question: str) -> list[str] | None:
+    """For a table row shown as "Header : cell ; Header : cell.", the cells whose header
+    the question names ("niveau 3", "PJ2", "Essentiel"); None when no header is named."""
+    if " : " not in display or " ; " not in display:
+        return None
+    folded_question = _fold(question)
+    question_words = set(re.findall(r"\w+", folded_question))
+    chosen = []
+    for pair in display.rstrip(".").split(" ; "):
+        if " : " not in pair:
+            continue
+        header, cell = pair.split(" : ", 1)
+        words = re.findall(r"\w+", _fold(header))
+        if not words:
+            continue
+        named = all(w in question_words for w in words) if len(words) <= 3 else False
+        if named and figures(cell):
+            chosen.append(cell)
+    return chosen or None
+
+
+def _segments(text: str) -> list[tuple[Figure, str]]:
+    """Each figure with its own words: the text after it up to the next figure."""
+    found = figures(text)
+    out = []
+    for index, figure in enumerate(found):
+        end = found[index + 1].start if index + 1 < len(found) else len(text)
+        out.append((figure, text[figure.end:end]))
+    return out
+
+
+def _terms(text: str) -> set[str]:
+    from rag_assets.retrieve.query import content_terms
+
+    return {t for t in content_terms(text) if not t.isdigit()}
+
+
+def entity_values(display: str, raw: str, question: str, claim: Figure) -> list[Figure]:
+    """The figures of the answering passage that speak of what the question asks, of the
+    claim's kind."""
+    columns = _column_values(display, question)
+    if columns is not None:
+        return [f for cell in columns for f in figures(cell) if _same_kind(claim, f)]
+    candidates = [(f, words) for f, words in _segments(raw) if _same_kind(claim, f)]
+    if len(candidates) <= 1:
+        return [f for f, _ in candidates]
+    asked = _terms(question)
+    own = {id(f): _terms(words) & asked for f, words in candidates}
+    shared = set.intersection(*own.values()) if own else set()
+    specific = [f for f, _ in candidates if own[id(f)] - shared]
+    return specific or [f for f, _ in candidates]
+
+
+# --------------------------------------------------------------------------- checks
+
+def _kind_word(figure: Figure) -> str:
+    return {MONEY: "ce montant", PERCENT: "ce taux", DURATION: "cette durée", DATE: "cette date"}.get(figure.kind,
+                                                                                                      "cette valeur")
+
+
+def figure_premises(question: str, answering: list[tuple[str, str, str, str]], context: list[str],
+                    sub_question: int | None = None, claims: list[Figure] | None = None) -> list[Premise]:
+    """`answering`: (source id, source name, passage as shown, passage verbatim) of what
+    answers the question; `context`: the text of every retrieved source; `claims`: the
+    asserted figures (default: those of `question`)."""
+    premises = []
+    for claim in (asserted_figures(question) if claims is None else claims):
+        in_context = any(same_figure(claim, f) for text in context for f in figures(text))
+        values: list[Figure] = []
+        source = (None, None)
+        for source_id, name, display, raw in answering:
+            found = entity_values(display, raw, question, claim)
+            if found:
+                values, source = found, (source_id, name)
+                break
+        right = [v for v in values if not same_figure(claim, v)]
+        claimed_there = any(same_figure(claim, v) for v in values)
+        said = ", ".join(dict.fromkeys(v.describe() for v in right))
+        if not in_context:
+            message = (f"La question indique {claim.describe()} : aucune des sources consultées ne mentionne "
+                       f"{_kind_word(claim)}" + (f" ; elles indiquent {said}" if said else "") + ".")
+            premises.append(Premise("figure-absent", claim.describe(), [v.describe() for v in right], source[0],
+                                    source[1], sub_question, message))
+        elif right and not claimed_there:
+            message = (f"La question indique {claim.describe()}, mais la source indique {said}"
+                       + (f" ({source[1]})" if source[1] else "") + ".")
+            premises.append(Premise("figure-contradicted", claim.describe(), [v.describe() for v in right],
+                                    source[0], source[1], sub_question, message))
+    return premises
+
+
+def _variants(text: str) -> dict[str, set[str]]:
+    """noun -> variant names written after it ("formule Essentiel, Différence ou
+    Plénitude" names the three), and codes by prefix ("P" -> {"P1", "P2"})."""
+    out: dict[str, set[str]] = {}
+    for match in _VARIANT.finditer(text or ""):
+        noun = _fold(match.group(1)).rstrip("s")
+        first = match.group(2).strip()
+        names = {first}
+        rest = text[match.end():match.end() + 120]
+        for piece in _LIST_SEPARATOR.split(rest)[1:6]:
+            piece = piece.strip()
+            word = re.match(r"(?:«\s*)?([A-ZÀ-Þ][\w’'-]+)", piece)
+            if not word:
+                break
+            names.add(word.group(1))
+        out.setdefault(noun, set()).update(names)
+    for prefix, number in _CODE.findall(text or ""):
+        out.setdefault(f"code:{prefix}", set()).add(f"{prefix}{number}")
+    return out
+
+
+def name_premises(question: str, context: list[str], sub_question: int | None = None,
+                  source: tuple[str | None, str | None] = (None, None)) -> list[Premise]:
+    """Named variants of the question that the sources never name, while naming others of
+    the same kind."""
+    asked = _variants(question)
+    held: dict[str, set[str]] = {}
+    for text in context:
+        for noun, names in _variants(text).items():
+            held.setdefault(noun, set()).update(names)
+    folded_context = _fold(" ".join(context))
+    premises = []
+    for noun, names in asked.items():
+        others = held.get(noun, set())
+        for name in sorted(names):
+            if not noun.startswith("code:") and _CODE.fullmatch(name):
+                continue  # a code ("P4") is checked against the codes of the sources
+            if _fold(name) in {_fold(o) for o in others}:
+                continue
+            if not noun.startswith("code:") and re.search(rf"\b{re.escape(_fold(name))}\b", folded_context):
+                continue  # the name is in the sources, just not after its noun
+            if noun.startswith("code:") and re.search(rf"\b{re.escape(name)}\b", " ".join(context)):
+                continue
+            siblings = sorted(o for o in others if _fold(o) != _fold(name))
+            if len(siblings) < (2 if noun.startswith("code:") else 1):
+                continue
+            label = name if noun.startswith("code:") else f"« {noun} {name} »"
+            message = (f"Les sources consultées ne mentionnent pas {label} ; elles citent "
+                       f"{', '.join(siblings[:6])}.")
+            premises.append(Premise("name-absent", label, siblings[:6], source[0], source[1], sub_question, message))
+    return premises
+
+
+def premise_reasons(paragraph, premises: list[Premise]) -> list[str]:
+    """A paragraph that gives the question's contradicted figure as the answer, without
+    the value the source gives, repeats the false premise: a reason to withhold it."""
+    why = []
+    for premise in premises:
+        if premise.kind not in ("figure-absent", "figure-contradicted") or (
+                premise.sub_question is not None and paragraph.sub_question not in (None, premise.sub_question)):
+            continue
+        shown = figures(paragraph.text)
+        claim = figures(premise.claim)
+        right = [f for text in premise.found for f in figures(text)]
+        if claim and any(same_figure(claim[0], f) for f in shown) and not any(
+                same_figure(r, f) for r in right for f in shown):
+            why.append(f"reprend {premise.claim}, que les sources contredisent")
+    return why
+
+
+def prompt_note(premises: list[Premise]) -> str:
+    """What the model is told before answering."""
+    if not premises:
+        return ""
+    lines = ["Vérification des prémisses de la question (faite par le système sur les sources) :"]
+    lines += [f"- {p.message}" for p in premises]
+    lines.append("Commence ta réponse en le disant, en citant la source qui donne la bonne valeur ; ne reprends "
+                 "jamais la valeur de la question comme si elle était juste.")
+    return "\n".join(lines)
+
+
+def check_premises(question: str, subs, registry, extractive) -> tuple[list[Premise], dict[int, str]]:
+    """The premises of `question` (the standalone question) against the retrieved sources,
+    per sub-question that found sources, and the text each sub-question is answered from:
+    without its asserted figures, so the passage chosen is the one about what is asked,
+    not the one that happens to repeat the question's figure."""
+    from dataclasses import replace
+
+    from rag_assets.answering.extractive import units_of
+    from rag_assets.answering.model import NO_SOURCE
+
+    claims = asserted_figures(question)
+    context = [e.evidence for e in registry.entries.values() if e.kind == "section"]
+    units = None
+    premises: list[Premise] = []
+    answer_texts: dict[int, str] = {}
+    for index, sub in enumerate(subs):
+        if sub.status == NO_SOURCE:
+            continue
+        own = claims + [f for f in asserted_figures(sub.text) if not any(same_figure(f, c) for c in claims)]
+        text = without_figures(sub.text, own) if own else sub.text
+        if text != sub.text:
+            answer_texts[index] = text
+        if units is None:
+            units, _ = units_of(registry, extractive.kb)
+        sections = {registry[registry.section_id(p)].source_id for p in sub.parent_ids if registry.section_id(p)}
+        sub_context = [registry[s].evidence for s in sections] or context
+        reference = extractive.answer_sub_question(index, replace(sub, text=text), units, registry, targeted=True)
+        answering = [(p.source_ids[0], registry[p.source_ids[0]].name, p.text, p.text)
+                     for p in reference if p.role == "answer" and p.source_ids]
+        if own:
+            premises += figure_premises(sub.text, answering, context, index, claims=own)
+        first = answering[0][:2] if answering else (None, None)
+        premises += name_premises(sub.text, sub_context, index, source=first)
+    return premises, answer_texts

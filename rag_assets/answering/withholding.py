@@ -1,0 +1,91 @@
+"""The kill switch: a paragraph holding a number, date or amount that none of its
+cited sources contains (or in another unit), or judged unsupported by the verification,
+is never presented as the answer. It is withheld: replaced by the supported extractive
+passage of the same sources that best answers its sub-question, or, when there is none,
+by "not found in the documents". The withholding is shown (`Answer.withheld`, rendered
+after the answer with the reason, and an alert); the withheld text stays in the answer's
+JSON and log for audit, never in its text.
+"""
+
+from __future__ import annotations
+
+from rag_assets.answering.model import NO_SOURCE, SUPPORTED, UNSUPPORTED, Paragraph
+
+NOT_FOUND = "Non trouvé dans les documents"
+
+
+def reasons(paragraph: Paragraph) -> list[str]:
+    """Why a verified paragraph must not be shown (empty: it may)."""
+    why = []
+    if paragraph.unsupported_numbers:
+        why.append("valeur(s) absente(s) des sources citées : " + ", ".join(paragraph.unsupported_numbers))
+    if paragraph.verdict == UNSUPPORTED:
+        why.append("jugé non justifié par ses sources")
+    return why
+
+
+def _replacement(paragraph: Paragraph, subs, registry, extractive) -> Paragraph | None:
+    """The extractive answer of the paragraph's sub-question from the paragraph's own
+    cited sources (their sections), verified like any paragraph."""
+    from rag_assets.answering.verification import verify
+
+    if extractive is None or paragraph.sub_question is None or not (0 <= paragraph.sub_question < len(subs)):
+        return None
+    sub = subs[paragraph.sub_question]
+    parents = [registry.section_of(i).parent_id for i in paragraph.source_ids if i in registry]
+    if not parents:
+        return None
+    from dataclasses import replace
+
+    from rag_assets.answering.extractive import units_of
+
+    units, _ = units_of(registry, extractive.kb)
+    found = extractive.answer_sub_question(paragraph.sub_question, replace(sub, parent_ids=list(dict.fromkeys(parents))),
+                                           units, registry, targeted=True)
+    found = [p for p in found if p.role == "answer"][:1]
+    if not found:
+        return None
+    candidate = found[0]
+    candidate.lead = None
+    verify([candidate], registry, llm=None)
+    if reasons(candidate) or candidate.verdict != SUPPORTED:
+        return None
+    candidate.notes.append("extrait des sources citées, à la place d'un paragraphe retenu")
+    return candidate
+
+
+def withhold(answer, registry, extractive=None, extra=None) -> None:
+    """Apply the kill switch to `answer.paragraphs` (verified): withheld paragraphs move to
+    `answer.withheld` with their reason, their replacement takes their place. `extra`:
+    paragraph -> further reasons (a false premise repeated as the answer)."""
+    kept: list[Paragraph] = []
+    for number, paragraph in enumerate(answer.paragraphs, start=1):
+        why = reasons(paragraph) + (list(extra(paragraph)) if extra else [])
+        if not why:
+            kept.append(paragraph)
+            continue
+        replacement = _replacement(paragraph, answer.sub_questions, registry, extractive)
+        if replacement is not None and any(replacement.text == k.text for k in kept):
+            replacement, duplicate = None, True
+        else:
+            duplicate = False
+        record = {"paragraph": number, "text": paragraph.text, "source_ids": list(paragraph.source_ids),
+                  "sub_question": paragraph.sub_question, "verdict": paragraph.verdict,
+                  "unsupported_numbers": list(paragraph.unsupported_numbers), "reason": " ; ".join(why),
+                  "replacement": replacement.text if replacement is not None else (None if duplicate else NOT_FOUND)}
+        answer.withheld.append(record)
+        if replacement is not None:
+            kept.append(replacement)
+            answer.alerts.append(f"Paragraphe {number} retenu ({record['reason']}) : remplacé par l'extrait des "
+                                 "sources citées qui y répond.")
+        else:
+            answer.alerts.append(f"Paragraphe {number} retenu ({record['reason']})"
+                                 + (" : déjà couvert par un autre paragraphe." if duplicate else
+                                    f" : {NOT_FOUND.lower()} pour cette partie."))
+            sub = paragraph.sub_question
+            if not duplicate and sub is not None and 0 <= sub < len(answer.sub_questions):
+                text = answer.sub_questions[sub].text
+                if not any(k.sub_question == sub for k in kept) and text not in answer.missing_information \
+                        and answer.sub_questions[sub].status != NO_SOURCE:
+                    answer.missing_information.append(text)
+    answer.paragraphs = kept
