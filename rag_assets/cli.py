@@ -4,7 +4,6 @@ rag_assets/commands/)."""
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -47,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.store:
         store = Path(args.store).resolve()
         home = settings.dagster_home if "DAGSTER_HOME" in os.environ else store / "dagster"
-        settings = dataclasses.replace(settings, store=store, dagster_home=home)
+        settings = settings.model_copy(update={"store": store, "dagster_home": home})
     return args.func(args, settings)
 
 

@@ -4,6 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 
 def run_cli(store, *args):
     env = {**os.environ, "RAG_ASSETS_STORE": str(store)}
@@ -27,6 +29,7 @@ def test_search_text_output_names_section_and_pages(sample_kb):
     assert "MX-200" in done.stdout and "RRF" in done.stdout
 
 
+@pytest.mark.slow  # the CLI ingesting in a subprocess
 def test_ingest_reports_bad_file_by_name_and_fails(tmp_path):
     bad = tmp_path / "notes.txt"
     bad.write_text("hello")
@@ -39,6 +42,7 @@ def _ingest_env(tmp_path):
     return {**os.environ, "RAG_ASSETS_STORE": str(tmp_path / "kb"), "DAGSTER_HOME": str(tmp_path / "dagster")}
 
 
+@pytest.mark.slow  # the CLI ingesting in a subprocess
 def test_ingest_piped_prints_each_stage_as_it_completes_and_a_summary_per_document(tmp_path):
     import re
     import shutil

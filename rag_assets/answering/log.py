@@ -15,16 +15,27 @@ def log_path_for(store_root: Path) -> Path:
     return Path(store_root) / "answers" / "log.jsonl"
 
 
+# a log keeps a bounded prefix of what was asked, whatever was asked
+LOGGED_QUESTION_CHARS = 500
+
+
+def _prefix(text: str | None) -> str | None:
+    if text is None or len(text) <= LOGGED_QUESTION_CHARS:
+        return text
+    return text[:LOGGED_QUESTION_CHARS] + f"… [{len(text):,} characters]"
+
+
 def log_record(answer: Answer) -> dict:
     return {
         "answer_id": answer.answer_id,
         "at": answer.created_at,
         "thread_id": answer.thread_id,
-        "question": answer.question,
+        "question": _prefix(answer.question),
         "route": {"kind": answer.route.kind, "intent": answer.route.intent, "method": answer.route.method,
-                  "standalone_question": answer.route.standalone_question, "rewritten": answer.route.rewritten,
+                  "standalone_question": _prefix(answer.route.standalone_question), "rewritten": answer.route.rewritten,
                   "budget": answer.route.budget},
-        "sub_questions": [{"text": s.text, "status": s.status, "queries": s.queries, "best_score": s.best_score,
+        "sub_questions": [{"text": _prefix(s.text), "status": s.status, "queries": [_prefix(q) for q in s.queries],
+                           "best_score": s.best_score,
                            "parent_ids": s.parent_ids} for s in answer.sub_questions],
         "parent_ids": list(dict.fromkeys(s.parent_id for s in answer.sources)),
         "sources": [{"source_id": s.source_id, "name": s.name} for s in answer.sources],

@@ -9,6 +9,8 @@ from rag_assets.answering.ask import AskOptions, ask
 from rag_assets.answering.config import endpoints_from_settings
 from rag_assets.answering.generation import Endpoint
 from rag_assets.answering.retrieval import RetrievalOptions
+from rag_assets.errors import printable
+from rag_assets.retrieve.limits import QueryRefused
 
 
 def cmd_ask(args, settings) -> int:
@@ -34,15 +36,19 @@ def cmd_ask(args, settings) -> int:
             except LocalLLMError as exc:
                 print(f"[local model unavailable: {exc}]", file=sys.stderr)
                 local = None
-        answer = ask(kb, args.question, thread_id=args.thread, user_groups=args.groups, endpoints=endpoints,
-                     offline=args.offline, options=options, settings=settings)
+        try:
+            answer = ask(kb, args.question, thread_id=args.thread, user_groups=args.groups, endpoints=endpoints,
+                         offline=args.offline, options=options, settings=settings)
+        except QueryRefused as exc:
+            print(f"refused: {exc}", file=sys.stderr)
+            return 2
     finally:
         if local is not None:
             local.stop()
     if args.json:
         print(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2, default=str))
-    else:
-        print(answer.render())
+    else:  # source names (file names) shown escaped, never acted on by the terminal
+        print("\n".join(printable(line) for line in answer.render().split("\n")))
     return 0
 
 

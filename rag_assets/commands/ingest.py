@@ -9,6 +9,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from rag_assets.errors import printable
+
 
 # Figures a stage line shows, from the stage's materialization metadata: key -> (singular, plural).
 COUNTS = {
@@ -79,7 +81,8 @@ def stage_line(report, number: int, total: int) -> str:
     if report.status == "failed":
         figures.insert(0, "FAILED: " + (report.message.splitlines() or [""])[0])
     seconds = f"  {report.seconds:.1f} s" if report.seconds is not None else ""
-    return f"[{number}/{total}] {Path(report.path).name}  {report.stage}  {', '.join(figures) or 'done'}{seconds}"
+    return printable(f"[{number}/{total}] {Path(report.path).name}  {report.stage}  "
+                     f"{', '.join(figures) or 'done'}{seconds}")  # names shown, never acted on
 
 
 def summary_lines(outcome, done: int, total: int) -> list[str]:
@@ -100,10 +103,10 @@ def summary_lines(outcome, done: int, total: int) -> list[str]:
     if figures:
         line += "  " + ", ".join(figures)
     lines = [line + f"  [{outcome.document_id}]"]
-    label = "error" if outcome.status == "failed" else "note"
+    label = {"failed": "error", "refused": "refused"}.get(outcome.status, "note")  # refused, not crashed
     lines += [f"          {label}: {m}" for m in outcome.message.splitlines() if m.strip()]
     lines += [f"          warning: {w}" for w in warnings]
-    return lines
+    return [printable(line) for line in lines]  # no raw control character reaches the terminal
 
 
 def cmd_ingest(args, settings) -> int:
@@ -129,8 +132,10 @@ def cmd_ingest(args, settings) -> int:
                           on_stage=on_stage)
     if bar is not None:
         bar.close()
-    failed = [o for o in outcomes if o.status == "failed"]
-    print(f"{len(outcomes) - len(failed)} document(s) ready, {len(failed)} failed; store: {settings.store}")
+    failed = [o for o in outcomes if o.status in ("failed", "refused")]
+    refused = sum(o.status == "refused" for o in outcomes)
+    print(f"{len(outcomes) - len(failed)} document(s) ready, {len(failed) - refused} failed"
+          + (f", {refused} refused (over a budget or a link)" if refused else "") + f"; store: {settings.store}")
     for line in token_cost_lines(outcomes):
         print(line)
     return 1 if failed else 0
@@ -145,6 +150,6 @@ def token_cost_lines(outcomes) -> list[str]:
         return []
     median = statistics.median(per_page.values())
     lines = [f"tokens per page: median {median:.0f} over {len(per_page)} documents"]
-    lines += [f"  over 3× the median: {Path(path).name} ({value:.0f} tokens/page)"
+    lines += [f"  over 3× the median: {printable(Path(path).name)} ({value:.0f} tokens/page)"
               for path, value in per_page.items() if value > 3 * median]
     return lines

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import sys
 
 from rag_assets.commands.ingest import cmd_ingest
+from rag_assets.errors import printable
+from rag_assets.retrieve.limits import QueryRefused
 from rag_assets.settings import SAMPLES_DIR
 
 
@@ -17,10 +20,11 @@ def _print_hits(hits, as_json: bool) -> None:
     for rank, hit in enumerate(hits, start=1):
         pages = ", ".join(map(str, hit.pages)) or "-"
         engines = ", ".join(f"{e} #{r}" for e, r in sorted(hit.ranks.items()))
-        print(f"{rank}. {hit.document_title} — {' > '.join(hit.heading_path) or '(no heading)'} (p. {pages})")
+        # titles (file names) and text shown escaped, never acted on by the terminal
+        print(printable(f"{rank}. {hit.document_title} — {' > '.join(hit.heading_path) or '(no heading)'} (p. {pages})"))
         print(f"   RRF {hit.rrf_score:.4f} [{engines}]  parent {hit.parent_id}")
         snippet = hit.text if len(hit.text) <= 600 else hit.text[:600] + " …"
-        print("   " + snippet.replace("\n", "\n   "))
+        print("   " + "\n   ".join(printable(line) for line in snippet.split("\n")))
         print()
 
 
@@ -33,9 +37,13 @@ def cmd_search(args, settings) -> int:
         filters["document_type"] = args.document_type
     if args.language:
         filters["language"] = args.language
-    trace = kb.retrieve(args.question, filters=filters, groups=args.groups)
+    try:
+        trace = kb.retrieve(args.question, filters=filters, groups=args.groups)
+    except QueryRefused as exc:
+        print(f"refused: {exc}", file=sys.stderr)
+        return 2
     if not args.json and (trace.scope.document_ids or trace.scope.unknown_names):
-        print(f"scope: {trace.scope.describe({d: kb.document(d).get('title') or d for d in kb.document_ids()})}\n")
+        print(printable(f"scope: {trace.scope.describe({d: kb.document(d).get('title') or d for d in kb.document_ids()})}\n"))
     _print_hits(kb.hits(trace, k=args.k), args.json)
     return 0
 

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 from dagster import ConfigurableResource
@@ -16,6 +15,8 @@ class KnowledgeStoreResource(ConfigurableResource):
     embedder: str = ""
     max_file_bytes: int = 0
     convert_timeout_s: float = 0.0
+    # a document's budget and the link policy (Settings field -> value); empty = environment
+    limits: dict[str, float] = {}
 
     def settings(self) -> Settings:
         settings = load_settings()
@@ -25,7 +26,9 @@ class KnowledgeStoreResource(ConfigurableResource):
         if self.embedder:
             changes["embedder"] = self.embedder
         if self.max_file_bytes:
-            changes["max_file_bytes"] = self.max_file_bytes
+            changes["max_file_mb"] = self.max_file_bytes / (1024 * 1024)
         if self.convert_timeout_s:
             changes["convert_timeout_s"] = self.convert_timeout_s
-        return dataclasses.replace(settings, **changes)
+        # config holds numbers; each limit back to its field's type
+        changes.update({name: type(getattr(settings, name))(value) for name, value in self.limits.items()})
+        return settings.model_copy(update=changes)

@@ -8,7 +8,7 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 
-from rag_assets.retrieve.filters import SearchFilters
+from rag_assets.index.filters import SearchFilters
 
 TABLE = "children"
 

@@ -8,6 +8,16 @@ from dataclasses import dataclass, field
 from rag_assets.index.records import PUBLIC_GROUP
 
 
+def reader_groups(groups) -> tuple[str, ...]:
+    """The reader's groups from the one argument that carries them: None, a group name (a
+    string is one group, never its letters) or an iterable of names."""
+    if groups is None:
+        return ()
+    if isinstance(groups, str):
+        return (groups,) if groups.strip() else ()
+    return tuple(str(g) for g in groups if str(g).strip())
+
+
 def _sql_list(values) -> str:
     return ", ".join("'" + str(v).replace("'", "''") + "'" for v in values)
 
@@ -25,7 +35,11 @@ class SearchFilters:
 
     @classmethod
     def from_dict(cls, filters: dict | None, groups=None) -> "SearchFilters":
+        """`filters` can only narrow; the reader's access comes from `groups` alone."""
         filters = dict(filters or {})
+        if "groups" in filters or "allowed_groups" in filters:  # a filter never grants access
+            raise ValueError("filters cannot set the reader's groups: pass them as the `groups` argument "
+                             "(access comes from the caller's identity; filters only narrow)")
 
         def as_tuple(key):
             value = filters.pop(key, None)
@@ -37,7 +51,7 @@ class SearchFilters:
             document_ids=as_tuple("document_ids") or as_tuple("document_id"),
             document_types=as_tuple("document_types") or as_tuple("document_type"),
             languages=as_tuple("languages") or as_tuple("language"),
-            groups=tuple(sorted({PUBLIC_GROUP, *(groups or ()), *as_tuple("groups")})),
+            groups=tuple(sorted({PUBLIC_GROUP, *reader_groups(groups)})),
             effective_from=_iso(filters.pop("effective_from", None)),
             effective_to=_iso(filters.pop("effective_to", None)),
         )

@@ -23,20 +23,45 @@ class Registration:
     duplicates: dict[Path, str] = field(default_factory=dict)  # path -> key of the indexed copy
 
 
-def candidate_files(paths: Iterable[Path]) -> list[Path]:
+def candidate_files(paths: Iterable[Path], follow_links_inside: bool = False,
+                    refused: dict[Path, str] | None = None) -> list[Path]:
     """Files as given; folders recursively, keeping supported documents only (sidecars,
-    READMEs and scripts beside them are not documents)."""
+    READMEs and scripts beside them are not documents).
+
+    Symbolic links are not followed (folders linked inside a folder are not walked either):
+    a link is left out, named in ``refused`` (link -> reason), unless ``follow_links_inside``
+    and its target stays inside the folder given (for a file given itself: its folder)."""
     files: list[Path] = []
     for path in map(Path, paths):
         if path.is_dir():
-            files.extend(
-                p for p in sorted(path.rglob("*"))
-                if p.is_file() and p.suffix.lower() in MEDIA_TYPES and not p.name.endswith(SIDECAR_SUFFIX)
-                and not p.name.startswith(".") and p.name.lower() != "readme.md"
-            )
+            found = [p for p in sorted(path.rglob("*"))
+                     if (p.is_symlink() or p.is_file()) and p.suffix.lower() in MEDIA_TYPES
+                     and not p.name.endswith(SIDECAR_SUFFIX) and not p.name.startswith(".")
+                     and p.name.lower() != "readme.md"]
+            root = path
         else:
-            files.append(path)
+            found, root = [path], path.absolute().parent
+        for file in found:
+            reason = link_refusal(file, root, follow_links_inside)
+            if reason is None:
+                files.append(file)
+            elif refused is not None:
+                refused[file] = reason
     return files
+
+
+def link_refusal(path: Path, folder: Path, follow_links_inside: bool) -> str | None:
+    """Why the link ``path`` is not followed (None: not a link, or a link allowed). Names the
+    link only: where it leads is not the reader's business."""
+    if not path.is_symlink():
+        return None
+    if not follow_links_inside:
+        return "is a symbolic link; links are not followed (RAG_ASSETS_FOLLOW_LINKS_INSIDE=true follows " \
+               "links that stay inside the folder)"
+    target = path.resolve()
+    if not target.is_relative_to(folder.resolve()) or not target.is_file():
+        return "is a symbolic link leading outside the folder (or to nothing); not followed"
+    return None
 
 
 def _indexed_sha(store: KnowledgeStore, key: str) -> str | None:

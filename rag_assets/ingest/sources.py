@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import mimetypes
 import shutil
+import zipfile
 from pathlib import Path
 
 import yaml
@@ -12,7 +13,7 @@ import yaml
 from rag_assets.errors import DocumentError
 from rag_assets.hashing import sha256_file
 from rag_assets.index.records import PUBLIC_GROUP, SourceRecord
-from rag_assets.store import KnowledgeStore, safe_file_name, write_json_atomic
+from rag_assets.store import MAX_NAME_BYTES, KnowledgeStore, safe_file_name, write_json_atomic
 
 MEDIA_TYPES = {
     ".pdf": "application/pdf",
@@ -34,7 +35,10 @@ def sidecar_path(path: Path) -> Path:
 
 def read_sidecar(path: Path) -> dict:
     sidecar = sidecar_path(path)
-    if not sidecar.exists():
+    try:
+        if not sidecar.exists():
+            return {}
+    except OSError:  # a name too long for one more suffix has no sidecar
         return {}
     try:
         meta = yaml.safe_load(sidecar.read_text(encoding="utf-8")) or {}
@@ -68,12 +72,37 @@ def _check_pdf(path: Path) -> None:
         pdf.close()
 
 
+# Office archives and HTML checked for what they are, before any reader opens them
+OFFICE_MAIN_PARTS = {".docx": ("DOCX", "Word", "word/document.xml"),
+                     ".pptx": ("PPTX", "PowerPoint", "ppt/presentation.xml")}
+
+
+def _check_office(path: Path) -> None:
+    kind, program, main_part = OFFICE_MAIN_PARTS[path.suffix.lower()]
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = set(archive.namelist())
+    except zipfile.BadZipFile as exc:
+        raise DocumentError(path, f"{kind} is corrupt or truncated (not a readable ZIP archive: {exc})") from exc
+    if main_part not in names:
+        raise DocumentError(path, f"is not a {program} document: its archive has no {main_part}")
+
+
+def _check_html(path: Path) -> None:
+    with open(path, "rb") as handle:
+        head = handle.read(65536)
+    if b"\x00" in head and not head.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16 has NULs, with a BOM
+        raise DocumentError(path, "HTML file holds binary data (NUL bytes), not text")
+
+
 def _human(size: int) -> str:
     return f"{size / 2**20:.1f} MiB" if size >= 2**20 else f"{size:,} bytes"
 
 
 def validate(path: Path, max_bytes: int) -> str:
     """Return the media type of a readable, supported file, or raise DocumentError."""
+    if path.is_symlink():  # a link is refused by its own name, never followed here
+        raise DocumentError(path, "is a symbolic link; links are not followed")
     if not path.exists():
         raise DocumentError(path, "file does not exist")
     if not path.is_file():
@@ -89,6 +118,10 @@ def validate(path: Path, max_bytes: int) -> str:
         raise DocumentError(path, f"file is {_human(size)}, over the {_human(max_bytes)} limit (RAG_ASSETS_MAX_FILE_MB)")
     if media_type == "application/pdf":
         _check_pdf(path)
+    if path.suffix.lower() in OFFICE_MAIN_PARTS:
+        _check_office(path)
+    if media_type == "text/html":
+        _check_html(path)
     return media_type
 
 
@@ -112,7 +145,8 @@ def ingest_source(store: KnowledgeStore, document_id: str, path: Path, max_bytes
     warnings = []
     stored_name = safe_file_name(path.name)
     if stored_name != path.name:
-        warnings.append(f"file name {path.name!r} is unsafe; stored as {stored_name!r}")
+        what = "too long" if len(path.name.encode(errors="replace")) > MAX_NAME_BYTES else "unsafe"
+        warnings.append(f"file name {path.name!r} is {what}; stored as {stored_name!r}")
     target = store.source_dir(sha) / stored_name
     if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)

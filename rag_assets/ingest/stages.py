@@ -24,6 +24,9 @@ from rag_assets.hashing import sha256_file, short_id
 from rag_assets.index.lexical import LexicalDoc, LexicalIndex
 from rag_assets.index.publication import publish, published_version, withdraw
 from rag_assets.parsing.convert import convert_and_save_with_limit, load_document
+from rag_assets.errors import BudgetExceeded
+from rag_assets.ingest import refusals
+from rag_assets.parsing.budget import Budget
 from rag_assets.ingest.sections import Parent, build_parents
 from rag_assets.settings import Settings
 from rag_assets.index.records import SourceRecord, document_title, load_source_record
@@ -74,6 +77,7 @@ def _store(settings: Settings) -> KnowledgeStore:
 
 def run_source_document(settings: Settings, document_id: str) -> tuple[SourceRecord, StageResult]:
     store = _store(settings)
+    refuse_again_if_unchanged(store, document_id, settings)
     record = ingest_source(store, document_id, store.source_path_of(document_id), settings.max_file_bytes)
     return record, StageResult(
         warnings=record.warnings,
@@ -100,8 +104,17 @@ def run_docling_document(settings: Settings, document_id: str) -> StageResult:
         "source_sha256": record.sha256,
         "code_version": CODE_VERSIONS["docling_document"],
     }
-    manifest = convert_and_save_with_limit(Path(record.stored_path), record.file_name, store.docling_dir(document_id),
-                                          provenance, settings.convert_timeout_s)
+    refusal = refusals.standing_refusal(store, document_id, record.sha256, settings)
+    if refusal is not None:  # refused before, same bytes, same budget: at once, same message
+        raise refusal
+    try:  # the document's budget, enforced in the conversion process; a refusal is remembered
+        manifest = convert_and_save_with_limit(Path(record.stored_path), record.file_name,
+                                              store.docling_dir(document_id), provenance, settings.convert_timeout_s,
+                                              budget=Budget.of(settings))
+    except BudgetExceeded as exc:
+        refusals.record_refusal(store, document_id, record.sha256, settings, exc)
+        raise
+    refusals.clear_refusal(store, document_id)
     version = short_id(record.sha256, manifest["pipeline"], CODE_VERSIONS["docling_document"])
     warnings = [f"{record.file_name}: {w}" for w in manifest.get("warnings", [])]
     if record.language and record.language != manifest["detected_language"]:
@@ -126,6 +139,20 @@ def run_docling_document(settings: Settings, document_id: str) -> StageResult:
             "path": str(store.docling_dir(document_id)),
         },
     )
+
+
+def refuse_again_if_unchanged(store: KnowledgeStore, document_id: str, settings: Settings) -> None:
+    """Issue 13: a document refused for a budget fails at once, with the same message, while
+    its bytes and the budget are those of the refusal."""
+    if not refusals.refusal_path(store, document_id).exists():
+        return
+    try:
+        sha = sha256_file(store.source_path_of(document_id))
+    except (KeyError, OSError):
+        return  # gone or unreadable: the source stage says so
+    refusal = refusals.standing_refusal(store, document_id, sha, settings)
+    if refusal is not None:
+        raise refusal
 
 
 def document_language(store: KnowledgeStore, document_id: str) -> str:

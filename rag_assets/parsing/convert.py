@@ -6,6 +6,7 @@ import importlib.metadata
 import multiprocessing
 import os
 import pickle
+import re
 import shutil
 import signal
 import threading
@@ -19,8 +20,9 @@ from typing import TYPE_CHECKING
 
 from docling_core.types.doc import DoclingDocument, ImageRefMode
 
-from rag_assets.errors import DocumentError
+from rag_assets.errors import BudgetExceeded, DocumentError
 from rag_assets.language import detect_language
+from rag_assets.parsing import budget as budgets
 from rag_assets.parsing.structure import apply_structure, document_title
 from rag_assets.store import write_json_atomic
 
@@ -44,13 +46,32 @@ class ConversionResult:
 @lru_cache(maxsize=2)
 def _converter(artifacts_path: str | None):
     from docling.datamodel.base_models import InputFormat
-    from docling.document_converter import DocumentConverter
+    from docling.datamodel.pipeline_options import ConvertPipelineOptions
+    from docling.document_converter import (
+        DocumentConverter,
+        HTMLFormatOption,
+        MarkdownFormatOption,
+        PowerpointFormatOption,
+        WordFormatOption,
+    )
 
     from rag_assets.parsing.pdf_pipeline import pdf_format_option
 
+    # Docling's defaults for the other formats, allowing external plugins as the PDF
+    # pipeline does: our plugin adds nothing to them, and Docling would otherwise warn
+    # that it is not loaded.
+    def simple() -> ConvertPipelineOptions:
+        return ConvertPipelineOptions(allow_external_plugins=True)
+
     return DocumentConverter(
         allowed_formats=[InputFormat.PDF, InputFormat.DOCX, InputFormat.HTML, InputFormat.MD, InputFormat.PPTX],
-        format_options={InputFormat.PDF: pdf_format_option(artifacts_path)},
+        format_options={
+            InputFormat.PDF: pdf_format_option(artifacts_path),
+            InputFormat.DOCX: WordFormatOption(pipeline_options=simple()),
+            InputFormat.HTML: HTMLFormatOption(pipeline_options=simple()),
+            InputFormat.MD: MarkdownFormatOption(pipeline_options=simple()),
+            InputFormat.PPTX: PowerpointFormatOption(pipeline_options=simple()),
+        },
     )
 
 
@@ -88,8 +109,44 @@ def convert_with_report(
         raise DocumentError(display_name, f"Docling could not convert it ({type(exc).__name__}: {exc})") from exc
     if result.status not in (ConversionStatus.SUCCESS, ConversionStatus.PARTIAL_SUCCESS):
         reasons = "; ".join(e.error_message for e in result.errors) or str(result.status)
+        if _READER_REFUSED.search(reasons):  # say what is wrong with the file, not which class refused it
+            raise DocumentError(display_name, unreadable_reason(Path(source_path)))
         raise DocumentError(display_name, f"Docling conversion failed ({reasons})")
     return repair_text(result.document), collect_text_layer_report(result)
+
+
+# a reader's refusal said as the problem with the file
+_READER_REFUSED = re.compile(r"could not load document|could not initialize \w+ backend", re.IGNORECASE)
+_MAIN_XML = {".docx": ("DOCX", "word/document.xml"), ".pptx": ("PPTX", "ppt/presentation.xml")}
+
+
+def unreadable_reason(source_path: Path) -> str:
+    """Why a reader refused the file: the malformed part of an Office archive (its XML error,
+    line and column), else the kind of file that could not be read."""
+    suffix = source_path.suffix.lower()
+    if suffix in _MAIN_XML:
+        import zipfile
+
+        from lxml import etree
+
+        kind, main = _MAIN_XML[suffix]
+        try:
+            with zipfile.ZipFile(source_path) as archive:
+                parts = [main] + sorted(n for n in archive.namelist() if n.endswith(".xml") and n != main)
+                for part in parts:
+                    try:
+                        with archive.open(part) as handle:
+                            etree.parse(handle, etree.XMLParser(resolve_entities=False, no_network=True,
+                                                                huge_tree=False))
+                    except KeyError:
+                        return f"{kind} is incomplete: its archive has no {part}"
+                    except etree.XMLSyntaxError as exc:
+                        return f"{kind} is malformed: {part} is not well-formed XML ({exc})"
+        except (zipfile.BadZipFile, OSError) as exc:
+            return f"{kind} is corrupt or truncated ({exc})"
+        return f"{kind} could not be read: its parts are well-formed XML but not a document the reader understands"
+    kind = {".html": "HTML", ".htm": "HTML", ".md": "Markdown", ".markdown": "Markdown"}.get(suffix, suffix.lstrip(".").upper())
+    return f"{kind} could not be read (malformed, or a structure the reader cannot handle)"
 
 
 def body_text(document: DoclingDocument) -> str:
@@ -102,10 +159,16 @@ def convert_and_save(
     out_dir: Path,
     provenance: dict,
     artifacts_path: str | None = None,
+    budget: budgets.Budget | None = None,
 ) -> ConversionResult:
-    """Convert, save document.json with pictures under artifacts/, and a manifest of what produced it."""
+    """Convert, save document.json with pictures under artifacts/, and a manifest of what produced it.
+    With a `budget`, what can be counted before converting is, and the text after (BudgetExceeded)."""
     started = time.perf_counter()
+    if budget is not None:
+        budgets.check_before_conversion(source_path, display_name, budget)
     document, text_layer = convert_with_report(source_path, display_name, artifacts_path)
+    if budget is not None:
+        budgets.check_characters(len(body_text(document)), display_name, budget)
     records = source_path.suffix.lower() == ".jsonl"
     structure = {} if records else apply_structure(document)
     text = body_text(document)
@@ -205,9 +268,11 @@ def convert_and_save_with_limit(
     provenance: dict,
     timeout_s: float,
     artifacts_path: str | None = None,
+    budget: budgets.Budget | None = None,
 ) -> dict:
     """`convert_and_save` in a child process given `timeout_s` seconds; returns the manifest (the
     child saved the document). A record collection (.jsonl) never reaches Docling: converted here.
+    With a `budget`, the child is checked against it and stopped past its memory limit.
 
     As with any non-fork start method, the child imports the caller's main script (as
     `__mp_main__`): a script calling this must keep its work under `if __name__ == "__main__":`."""
@@ -218,18 +283,18 @@ def convert_and_save_with_limit(
     process = context.Process(
         target=_convert_in_child,
         name=f"convert {display_name}",
-        args=(child_conn, Path(source_path), display_name, Path(out_dir), provenance, artifacts_path),
+        args=(child_conn, Path(source_path), display_name, Path(out_dir), provenance, artifacts_path, budget),
     )
     process.start()  # the first time, returns once the fork server has imported Docling
     child_conn.close()
     settled = False  # the child replied or closed its end: it is exiting by itself
     try:
         _send_stdio(conn)
-        if not conn.poll(timeout_s):  # True on a reply, and on EOF when the child dies
+        over_budget = _wait(conn, process, timeout_s, budget)  # time and memory
+        if over_budget is not None:
             _kill(process)
             shutil.rmtree(out_dir.with_name(out_dir.name + ".staging"), ignore_errors=True)  # convert_and_save's
-            raise DocumentError(display_name, f"conversion took longer than the {timeout_s:g} s limit "
-                                              f"({TIMEOUT_SETTING}); stopped")
+            raise over_budget(display_name)
         settled = True
         try:
             kind, payload, child_traceback = conn.recv()
@@ -237,6 +302,8 @@ def convert_and_save_with_limit(
             process.join(EXIT_GRACE_S)
             code = process.exitcode
             if code is not None and code < 0:
+                if budget is not None and getattr(process, "peak_data_mb", 0) >= 0.9 * budget.max_memory_mb:
+                    raise budgets.over_memory(display_name, budget, process.peak_data_mb) from None
                 raise DocumentError(display_name, f"conversion process died (signal {-code})") from None
             raise DocumentError(display_name, f"conversion process exited (code {code}) without a result") from None
     finally:
@@ -251,16 +318,44 @@ def convert_and_save_with_limit(
     return payload
 
 
-def _convert_in_child(conn, source_path, display_name, out_dir, provenance, artifacts_path) -> None:
+MEMORY_POLL_S = 0.1  # how often the parent reads the conversion process's memory
+
+
+def _wait(conn, process, timeout_s: float, budget: budgets.Budget | None):
+    """Wait for the child's reply (or its end); None when it came, else a function of the file
+    name giving the error to raise (time limit, memory limit) once the child is stopped."""
+    deadline = time.monotonic() + timeout_s
+    process.peak_data_mb = 0.0
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return lambda name: BudgetExceeded(name, f"conversion took longer than the {timeout_s:g} s limit "
+                                                     f"({TIMEOUT_SETTING}); stopped",
+                                               setting=TIMEOUT_SETTING, limit=timeout_s, value=timeout_s)
+        if conn.poll(remaining if budget is None else min(remaining, MEMORY_POLL_S)):
+            return None  # True on a reply, and on EOF when the child dies
+        used = budgets.data_memory_mb(process.pid) if budget is not None else None
+        if used is not None:
+            process.peak_data_mb = max(process.peak_data_mb, used)
+            if used > budget.max_memory_mb:
+                return lambda name: budgets.over_memory(name, budget, used)
+
+
+def _convert_in_child(conn, source_path, display_name, out_dir, provenance, artifacts_path, budget=None) -> None:
     os.setpgid(0, 0)  # a group of its own, so a stop also reaches the tesseract processes it runs
     threading.Thread(target=_exit_with_parent, daemon=True).start()
     for fd in (1, 2):  # write where the parent writes now (a Dagster run's captured logs, a terminal)
         received = reduction.recv_handle(conn)
         os.dup2(received, fd)
         os.close(received)
+    if budget is not None:
+        budgets.limit_memory(budget)  # a sudden huge allocation fails here, not on the machine
     try:
-        reply = ("manifest", convert_and_save(source_path, display_name, out_dir, provenance, artifacts_path).manifest, "")
+        reply = ("manifest", convert_and_save(source_path, display_name, out_dir, provenance, artifacts_path,
+                                              budget).manifest, "")
     except Exception as exc:  # noqa: BLE001 - every error goes back to the parent
+        if budget is not None and not isinstance(exc, BudgetExceeded) and budgets.is_memory_failure(exc):
+            exc = budgets.over_memory(display_name, budget)
         reply = ("error", _portable_exception(exc), traceback.format_exc())
     conn.send(reply)
     conn.close()

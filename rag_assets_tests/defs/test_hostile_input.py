@@ -1,7 +1,6 @@
 """Broken and hostile files: each gets its specific error or warning, and the documents
 indexed before stay searchable with identical results."""
 
-import dataclasses
 import shutil
 
 import pytest
@@ -16,6 +15,8 @@ from rag_assets.settings import SAMPLES_DIR
 from rag_assets.store import KnowledgeStore
 from rag_assets_tests.conftest import make_settings
 
+pytestmark = pytest.mark.slow  # a store ingested through Dagster, then one document per test
+
 QUESTIONS = ["préavis résiliation MX-200", "hypothèses du modèle de Mack", "triangle de développement"]
 
 
@@ -23,7 +24,7 @@ def snapshot(settings, documents=None):
     """Ranked parents of the documents indexed first (documents added by a test that
     succeeds may rank too; they are filtered out inside the engines)."""
     kb = KnowledgeBase.open(settings.store)
-    documents = documents or sorted(kb.published)
+    documents = documents or sorted(kb.published_versions())
     filters = {"document_ids": documents}
     return [[(h.parent_id, round(h.rrf_score, 9)) for h in kb.search(q, k=5, filters=filters)] for q in QUESTIONS], documents
 
@@ -45,7 +46,7 @@ def small_kb(tmp_path_factory):
 
 def ingest_one(small_kb, path, **changes):
     settings, instance, _, baseline = small_kb
-    [outcome] = ingest([path], dataclasses.replace(settings, **changes), instance)
+    [outcome] = ingest([path], settings.model_copy(update=changes), instance)
     assert snapshot(settings, baseline[1]) == baseline, "previously indexed documents answer exactly as before"
     return outcome
 
@@ -123,7 +124,7 @@ def test_scan_with_nothing_readable_is_refused_by_name(small_kb, tmp_path):
 
 def test_file_over_the_size_limit(small_kb, tmp_path):
     (tmp_path / "gros.md").write_text("# Gros\n\n" + "Texte assez long. " * 500)
-    outcome = ingest_one(small_kb, tmp_path / "gros.md", max_file_bytes=4096)
+    outcome = ingest_one(small_kb, tmp_path / "gros.md", max_file_mb=4096 / (1024 * 1024))
     assert outcome.status == "failed" and "gros.md: file is" in outcome.message and "over the 4,096 bytes limit" in outcome.message
 
 

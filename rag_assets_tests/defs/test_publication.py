@@ -17,6 +17,8 @@ from rag_assets.index.publication import published_version
 from rag_assets.store import KnowledgeStore
 from rag_assets_tests.conftest import make_settings
 
+pytestmark = pytest.mark.slow  # ingests in subprocesses, one of them killed
+
 QUESTION = "garantie dommages franchise sinistre"
 
 

@@ -1,12 +1,15 @@
 """A real regulation PDF (first 30 pages of the Solvency II directive) through all six assets."""
 
 import pypdfium2
+import pytest
 
 from rag_assets.retrieve.knowledge_base import KnowledgeBase
 from rag_assets.defs.ingestion.runs import ingest, open_instance
 from rag_assets.ingest.stages import load_parents
 from rag_assets.store import KnowledgeStore
 from rag_assets_tests.conftest import make_settings
+
+pytestmark = pytest.mark.slow  # a 30-page real PDF through every asset
 
 PAGES = 30
 

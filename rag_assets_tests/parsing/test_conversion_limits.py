@@ -3,7 +3,6 @@ and is stopped at its time limit (real processes, real conversions)."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import shutil
@@ -72,6 +71,7 @@ def _process_tree_below(pid: int) -> dict[int, int]:
     return found
 
 
+@pytest.mark.slow  # converts in child processes, up to their time limit
 def test_conversion_over_the_limit_is_stopped_with_file_and_limit(tmp_path):
     source = _long_pdf(tmp_path / "reglement-long.pdf")
     out_dir = tmp_path / "docling"
@@ -87,6 +87,7 @@ def test_conversion_over_the_limit_is_stopped_with_file_and_limit(tmp_path):
     assert not out_dir.exists() and not out_dir.with_name("docling.staging").exists()
 
 
+@pytest.mark.slow  # converts in child processes, up to their time limit
 def test_normal_documents_convert_as_in_process(tmp_path):
     for source in (SAMPLE_PDF, SAMPLE_DOCX):
         child_dir, here_dir = tmp_path / "child" / source.name, tmp_path / "here" / source.name
@@ -145,6 +146,7 @@ def test_record_collections_are_converted_in_process(tmp_path):
     assert set(_process_tree_below(os.getpid())) == before  # no conversion process
 
 
+@pytest.mark.slow  # converts in child processes, up to their time limit
 def test_ingest_one_document_over_the_limit_fails_alone(tmp_path):
     from rag_assets.defs.ingestion.runs import ingest, open_instance
 
@@ -152,13 +154,13 @@ def test_ingest_one_document_over_the_limit_fails_alone(tmp_path):
     docs.mkdir()
     _long_pdf(docs / "reglement-long.pdf")
     shutil.copy(SAMPLE_MD, docs / SAMPLE_MD.name)
-    settings = dataclasses.replace(make_settings(tmp_path), convert_timeout_s=5)
+    settings = make_settings(tmp_path).model_copy(update={"convert_timeout_s": 5})
     with open_instance(settings) as instance:
         started = time.monotonic()
         outcomes = {o.path.name: o for o in ingest([docs], settings, instance)}
         elapsed = time.monotonic() - started
     slow, fast = outcomes["reglement-long.pdf"], outcomes[SAMPLE_MD.name]
-    assert slow.status == "failed"
+    assert slow.status == "refused"  # over a budget (time)
     assert slow.message == ("reglement-long.pdf: conversion took longer than the 5 s limit "
                             "(RAG_ASSETS_CONVERT_TIMEOUT_S); stopped")
     assert [(s.stage, s.status) for s in slow.stages] == [("source_document", "done"), ("docling_document", "failed")]

@@ -51,7 +51,7 @@ from dagster import (
 )
 
 from rag_assets.defs.ingestion.partitions import documents_partitions
-from rag_assets.errors import DocumentError
+from rag_assets.errors import BudgetExceeded, DocumentError
 from rag_assets.hashing import sha256_file
 from rag_assets.ingest import stages as pipeline
 from rag_assets.settings import Settings, load_settings
@@ -65,6 +65,8 @@ STAGES = list(CODE_VERSIONS)  # pipeline order
 EMBEDDER_STAGES = ("parents", "children", "dense_embeddings")
 # Dagster's tag for the data version of an observation (what DataVersion(...) records).
 DATA_VERSION_TAG = "dagster/data_version"
+# Failure metadata naming the budget (setting) a document was refused for.
+REFUSED_METADATA = "refused_over"
 
 # Dagster's eager() without its "newly missing only" restriction on code changes:
 # requested when the partition appears (newly missing), when an upstream asset has new
@@ -192,7 +194,11 @@ def build_ingestion_graph(prefix: str | None = None,
             return stage_fn(settings_of(context), context.partition_key, **kwargs)
         except DocumentError as exc:
             context.log.error(str(exc))
-            raise Failure(description=str(exc), metadata={"file": exc.path, "reason": exc.reason}) from exc
+            metadata = {"file": exc.path, "reason": exc.reason}
+            if isinstance(exc, BudgetExceeded):  # refused for a budget, not broken
+                metadata.update({k: v for k, v in {REFUSED_METADATA: exc.setting, "limit": exc.limit,
+                                                   "value": exc.value}.items() if v is not None})
+            raise Failure(description=str(exc), metadata=metadata) from exc
 
     def stage_asset(name: str, deps: list, description: str, **extra):
         key = AssetKey([prefix, name] if prefix else [name])

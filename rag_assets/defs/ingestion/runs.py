@@ -41,7 +41,10 @@ from rag_assets.defs.ingestion.assets import (
     product_graph,
     source_observations,
     source_versions,
+    REFUSED_METADATA,
 )
+from rag_assets.errors import printable
+from rag_assets.store import safe_file_name
 from rag_assets.defs.resources import KnowledgeStoreResource
 from rag_assets.settings import Settings
 
@@ -68,7 +71,7 @@ class StageReport:
 class IngestOutcome:
     document_id: str
     path: Path
-    status: str  # "indexed" | "unchanged" | "duplicate" | "failed"
+    status: str  # "indexed" | "unchanged" | "duplicate" | "failed" | "refused" (over a budget, a link)
     message: str = ""
     run_id: str | None = None
     warnings: list[str] = field(default_factory=list)
@@ -201,7 +204,23 @@ def graph_for(settings: Settings, graph: IngestionGraph | None = None) -> Ingest
 def resources_for(settings: Settings, graph: IngestionGraph) -> dict:
     return {graph.resource_key: KnowledgeStoreResource(store=str(settings.store), embedder=settings.embedder,
                                                        max_file_bytes=settings.max_file_bytes,
-                                                       convert_timeout_s=settings.convert_timeout_s)}
+                                                       convert_timeout_s=settings.convert_timeout_s,
+                                                       limits={name: float(getattr(settings, name))
+                                                               for name in BUDGET_FIELDS})}
+
+
+# the settings a run's stages need beyond the resource's own fields
+BUDGET_FIELDS = ("max_pages", "max_page_pt", "max_characters", "max_archive_ratio", "max_memory_mb",
+                 "follow_links_inside")
+
+
+def refused_for_budget(events: Iterable) -> bool:
+    """Issue 13: the run's failed step was refused for a budget (its Failure names the setting)."""
+    for event in events:
+        if event.event_type == DagsterEventType.STEP_FAILURE:
+            data = event.step_failure_data.user_failure_data
+            return bool(data is not None and REFUSED_METADATA in (data.metadata or {}))
+    return False
 
 
 def _job(graph: IngestionGraph, stages: list[str], resources: dict):
@@ -283,7 +302,8 @@ def materialize_document(settings: Settings, instance: DagsterInstance, key: str
         stage_reports, run_metadata = events.stages, events.metadata
         events.detach()
     if not result.success:
-        return IngestOutcome(key, source, "failed", failure_message(result.all_events), result.run_id,
+        status = "refused" if refused_for_budget(result.all_events) else "failed"
+        return IngestOutcome(key, source, status, failure_message(result.all_events), result.run_id,
                              stages=stage_reports, failed_checks=failed_checks(result.all_events),
                              metadata=run_metadata)
     earlier = recorded_metadata(instance, key, [s for s in STAGES if s not in stages], graph)
@@ -307,14 +327,15 @@ def ingest(
     document is settled, and `on_stage(report, number, total)` as each stage of document
     `number` is."""
     graph = graph_for(settings, graph)
-    registration = planning.register(settings, planning.candidate_files(paths))
+    links: dict[Path, str] = {}  # symbolic links not followed, named by themselves
+    registration = planning.register(settings, planning.candidate_files(paths, settings.follow_links_inside, links))
     keys = list(registration.paths)
     known = set(instance.get_dynamic_partitions(graph.partitions.name))
     instance.add_dynamic_partitions(graph.partitions.name, [key for key in keys if key not in known])
     observe_sources(instance, graph, settings, keys)
     plan = ({key: list(STAGES) for key in keys} if force
             else stages_to_run(instance, graph, resources_for(settings, graph), keys))
-    total = len(registration.duplicates) + len(keys)
+    total = len(registration.duplicates) + len(keys) + len(links)
     outcomes: list[IngestOutcome] = []
 
     def settle(outcome: IngestOutcome) -> None:
@@ -322,6 +343,8 @@ def ingest(
         if on_outcome:
             on_outcome(outcome, len(outcomes), total)
 
+    for path, reason in links.items():
+        settle(IngestOutcome(safe_file_name(path.name), path, "refused", f"{printable(path)}: {reason}"))
     for path, owner in registration.duplicates.items():
         settle(IngestOutcome(owner, path, "duplicate", f"same content as {owner}: indexed once, name recorded"))
     for key in [k for k in keys if not plan[k]]:

@@ -20,7 +20,8 @@ def evaluate_inbox(settings: Settings, partitions: list[str], cursor: str | None
     """`partitions`: the `documents` partitions that exist; `cursor`: the sha256 per document
     this sensor last reported (JSON), so an unchanged file is not observed again."""
     settings.inbox.mkdir(parents=True, exist_ok=True)
-    registration = planning.register(settings, planning.candidate_files([settings.inbox]))
+    # symbolic links are not followed (RAG_ASSETS_FOLLOW_LINKS_INSIDE: those staying inside)
+    registration = planning.register(settings, planning.candidate_files([settings.inbox], settings.follow_links_inside))
     seen: dict[str, str] = json.loads(cursor) if cursor else {}
     versions = source_versions(settings, registration.paths)
     changed = {key: sha for key, sha in versions.items() if seen.get(key) != sha}

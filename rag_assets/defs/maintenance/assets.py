@@ -29,7 +29,8 @@ class CompactDenseConfig(Config):
 
 class MergeLexicalConfig(Config):
     force: bool = True
-    """Make Tantivy's merge policy merge the small segments (see rag_assets.index.maintenance)."""
+    """Rewrite the entries into fresh segments, dropping old segments and tombstones (see
+    rag_assets.index.maintenance); false: only wait for merges and garbage-collect."""
 
 
 def _figures_metadata(result: dict) -> dict:
@@ -57,7 +58,7 @@ def compact_dense_index(context: OpExecutionContext, config: CompactDenseConfig,
 
 # Same pool as the lexical_index asset: Dagster serializes the Tantivy writers, the file
 # lock in LexicalIndex._writer() covers writers outside Dagster.
-@op(description="Tantivy: merges small segments, garbage-collects unused files.", pool="tantivy_writer")
+@op(description="Tantivy: compacts the entries into fresh segments, garbage-collects unused files.", pool="tantivy_writer")
 def merge_lexical_index(context: OpExecutionContext, config: MergeLexicalConfig,
                         knowledge: KnowledgeStoreResource) -> Output[dict]:
     directory = KnowledgeStore(knowledge.settings().store).tantivy_dir

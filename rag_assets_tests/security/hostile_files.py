@@ -1,0 +1,86 @@
+"""Hostile files, generated: each as the probe that found the hole, small where
+size is not the point."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+MB = 1024 * 1024
+
+
+def _padded_archive(source: bytes, part: str, target: Path, expanded_bytes: int) -> Path:
+    """`source` (a DOCX/PPTX) with `part` grown to about `expanded_bytes` of well-formed XML
+    (a comment after the XML declaration): a zip bomb a reader would expand in full."""
+    with zipfile.ZipFile(io.BytesIO(source)) as original, \
+            zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as bomb:
+        for info in original.infolist():
+            data = original.read(info)
+            if info.filename == part:
+                head, _, rest = data.partition(b"?>")
+                data = head + b"?><!--" + b" " * expanded_bytes + b"-->" + rest
+            bomb.writestr(info.filename, data)
+    return target
+
+
+def docx_bomb(path: Path, expanded_bytes: int = 127 * MB) -> Path:
+    from docx import Document
+
+    document = Document()
+    document.add_heading("Contrat piégé", level=1)
+    document.add_paragraph("La franchise applicable est de 150 euros par sinistre.")
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return _padded_archive(buffer.getvalue(), "word/document.xml", path, expanded_bytes)
+
+
+def pptx_bomb(path: Path, expanded_bytes: int = 127 * MB) -> Path:
+    from pptx import Presentation
+
+    presentation = Presentation()
+    slide = presentation.slides.add_slide(presentation.slide_layouts[1])
+    slide.shapes.title.text = "Présentation piégée"
+    slide.placeholders[1].text = "La franchise applicable est de 150 euros par sinistre."
+    buffer = io.BytesIO()
+    presentation.save(buffer)
+    return _padded_archive(buffer.getvalue(), "ppt/slides/slide1.xml", path, expanded_bytes)
+
+
+def blank_pages_pdf(path: Path, pages: int = 5000) -> Path:
+    """One page of text, then blank pages."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=12)
+    pdf.add_page()
+    pdf.multi_cell(0, 8, "Conditions generales. La franchise applicable est de 150 euros par sinistre.")
+    for _ in range(pages - 1):
+        pdf.add_page()
+    pdf.output(str(path))
+    return path
+
+
+def giant_page_pdf(path: Path, side_pt: float = 14400) -> Path:
+    """One page of side_pt × side_pt points (14,400: the largest PDF allows): < 1 KB."""
+    from fpdf import FPDF
+
+    pdf = FPDF(unit="pt", format=(side_pt, side_pt))
+    pdf.add_page()
+    pdf.set_font("helvetica", size=12)
+    pdf.text(100, 100, "Bonjour")
+    pdf.output(str(path))
+    return path
+
+
+def one_line_markdown(path: Path, size: int = 20 * MB) -> Path:
+    line = ("franchise " * (size // 10 + 1))[:size]
+    path.write_text("# Note\n\n" + line + "\n", encoding="utf-8")
+    return path
+
+
+def nested_html(path: Path, size: int = 50 * MB) -> Path:
+    depth = size // len("<div></div>")
+    path.write_text("<html><body>" + "<div>" * depth + "texte" + "</div>" * depth + "</body></html>",
+                    encoding="utf-8")
+    return path

@@ -1,0 +1,38 @@
+"""Issue 13, probe 2: `filters={"groups": ["claims"]}` granted the group, and
+`groups="claims"` was split into letters. Access now comes from the caller's identity (one
+`groups` argument); filters can only narrow."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag_assets.index.filters import SearchFilters, reader_groups
+
+RESTRICTED_QUERY = "seuil de délégation du gestionnaire visioexpertise"  # the claims-only procedure
+
+
+@pytest.mark.parametrize("key", ["groups", "allowed_groups"])
+def test_a_groups_filter_is_refused(key):
+    with pytest.raises(ValueError, match="filters cannot set the reader's groups"):
+        SearchFilters.from_dict({key: ["claims"]})
+
+
+def test_groups_come_from_one_argument_and_a_string_is_one_group():
+    assert SearchFilters.from_dict(None, "claims").groups == ("claims", "public")
+    assert SearchFilters.from_dict({"document_type": "policy"}, ["claims"]).groups == ("claims", "public")
+    assert SearchFilters.from_dict(None).groups == ("public",)
+    assert reader_groups("claims") == ("claims",) and reader_groups(None) == () and reader_groups("") == ()
+
+
+def test_a_reader_without_the_group_cannot_filter_their_way_in(kb):
+    restricted = {h.document_id for h in kb.search(RESTRICTED_QUERY, k=5, groups=["claims"])}
+    assert any(d.startswith("note-interne-procedure") for d in restricted)
+    with pytest.raises(ValueError, match="filters cannot set the reader's groups"):
+        kb.search(RESTRICTED_QUERY, k=5, filters={"groups": ["claims"]})
+    assert not restricted & {h.document_id for h in kb.search(RESTRICTED_QUERY, k=5)}
+    assert not restricted & {h.document_id for h in kb.search(RESTRICTED_QUERY, k=5, groups="c")}
+    # a string is one group, not its letters
+    assert restricted & {h.document_id for h in kb.search(RESTRICTED_QUERY, k=5, groups="claims")}
+    answer = kb.ask("Quel est le seuil de délégation du gestionnaire ?", user_groups="claims",
+                    offline=True, options=None)
+    assert any(s.document_id in restricted for s in answer.sources)
