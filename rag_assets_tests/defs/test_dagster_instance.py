@@ -73,3 +73,10 @@ def test_postgres_needs_its_url(monkeypatch):
     monkeypatch.setenv("RAG_ASSETS_POSTGRES_URL", "postgresql://rag:secret@127.0.0.1:5432/dagster")
     settings = load_settings()
     assert settings.dagster == "postgres" and "secret" not in repr(settings)
+
+
+def test_test_stores_use_the_backend_the_pass_chose(dagster_storage, tmp_path):
+    """RAG_ASSETS_TEST_DAGSTER=postgres (.ci/run's second pass) puts every test store's
+    instance on the session's PostgreSQL server; without it, SQLite."""
+    with open_instance(make_settings(tmp_path)) as instance:
+        assert storage_of(instance) == {"sqlite": "SqliteRunStorage", "postgres": "PostgresRunStorage"}[dagster_storage]
