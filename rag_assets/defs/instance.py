@@ -5,6 +5,8 @@ UI, the daemon and other machines reach too."""
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import yaml
@@ -47,10 +49,11 @@ def write_instance_config(settings: Settings) -> Path:
             raise ValueError(f"{path} was not written by rag-assets: set its storage to PostgreSQL "
                              "yourself or remove the file")
         return path
-    if current != text:
-        path.touch(mode=0o600)
-        path.chmod(0o600)
-        path.write_text(text)
+    if current != text:  # replaced whole: the UI or another process may be reading it
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".dagster.yaml.")  # mode 0600
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
     return path
 
 
