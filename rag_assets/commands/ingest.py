@@ -110,7 +110,8 @@ def summary_lines(outcome, done: int, total: int) -> list[str]:
 
 
 def cmd_ingest(args, settings) -> int:
-    from rag_assets.defs.ingestion.runs import ingest, open_instance
+    from rag_assets.defs.ingestion.runs import ingest
+    from rag_assets.defs.instance import open_instance
 
     bar = None
 

@@ -11,11 +11,12 @@ import time
 import pytest
 
 from rag_assets.retrieve.knowledge_base import KnowledgeBase
-from rag_assets.defs.ingestion.runs import ingest, open_instance
+from rag_assets.defs.ingestion.runs import ingest
+from rag_assets.defs.instance import open_instance
 from rag_assets.ingest.stages import load_parents
 from rag_assets.index.publication import published_version
 from rag_assets.store import KnowledgeStore
-from rag_assets_tests.conftest import make_settings
+from rag_assets_tests.conftest import make_settings, settings_env
 
 pytestmark = pytest.mark.slow  # ingests in subprocesses, one of them killed
 
@@ -87,8 +88,7 @@ def test_killed_indexing_keeps_previous_version_and_next_run_repairs(kb_env):
     doc.write_text(note("delta", paragraphs=40), encoding="utf-8")  # long enough to embed for seconds
     children = store.children_path(key)
     before = children.stat().st_mtime_ns
-    env = {**os.environ, "RAG_ASSETS_STORE": str(settings.store), "DAGSTER_HOME": str(settings.dagster_home)}
-    process = subprocess.Popen([sys.executable, "-m", "rag_assets.cli", "ingest", str(doc)], env=env,
+    process = subprocess.Popen([sys.executable, "-m", "rag_assets.cli", "ingest", str(doc)], env=settings_env(settings),
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.time() + 240
     while time.time() < deadline and (not children.exists() or children.stat().st_mtime_ns == before):

@@ -55,7 +55,8 @@ def hostile_store(tmp_path_factory):
     folder, a 250-character name, a name with control characters and malformed DOCX/HTML."""
     import shutil
 
-    from rag_assets.defs.ingestion.runs import ingest, open_instance
+    from rag_assets.defs.ingestion.runs import ingest
+    from rag_assets.defs.instance import open_instance
     from rag_assets.settings import SAMPLES_DIR
     from rag_assets_tests.conftest import make_settings
 

@@ -86,7 +86,8 @@ def test_allocation_failures_are_recognised():
 
 @pytest.fixture(scope="module")
 def budget_store(tmp_path_factory):
-    from rag_assets.defs.ingestion.runs import ingest, open_instance
+    from rag_assets.defs.ingestion.runs import ingest
+    from rag_assets.defs.instance import open_instance
 
     root = tmp_path_factory.mktemp("budget")
     docs = root / "docs"

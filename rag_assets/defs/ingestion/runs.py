@@ -80,14 +80,6 @@ class IngestOutcome:
     metadata: dict[str, dict[str, Any]] = field(default_factory=dict)  # stage -> its latest metadata
 
 
-def open_instance(settings: Settings) -> DagsterInstance:
-    settings.dagster_home.mkdir(parents=True, exist_ok=True)
-    config = settings.dagster_home / "dagster.yaml"
-    if not config.exists():
-        config.write_text("telemetry:\n  enabled: false\n")
-    return DagsterInstance.from_config(str(settings.dagster_home))
-
-
 def plain_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
     """Metadata values as Python values (a MetadataValue's `.value`)."""
     return {key: getattr(value, "value", value) for key, value in metadata.items()}
