@@ -44,7 +44,7 @@ from rag_assets.defs.ingestion.assets import (
     REFUSED_METADATA,
 )
 from rag_assets.errors import printable
-from rag_assets.store import safe_file_name
+from rag_assets.store import file_lock, safe_file_name
 from rag_assets.defs.resources import KnowledgeStoreResource
 from rag_assets.settings import Settings
 
@@ -82,10 +82,13 @@ class IngestOutcome:
 
 def open_instance(settings: Settings) -> DagsterInstance:
     settings.dagster_home.mkdir(parents=True, exist_ok=True)
-    config = settings.dagster_home / "dagster.yaml"
-    if not config.exists():
-        config.write_text("telemetry:\n  enabled: false\n")
-    return DagsterInstance.from_config(str(settings.dagster_home))
+    # Two processes opening a new instance at once both create its SQLite tables ("table
+    # alembic_version already exists"): the first creates them, the other waits and opens.
+    with file_lock(settings.dagster_home / ".instance.lock"):
+        config = settings.dagster_home / "dagster.yaml"
+        if not config.exists():
+            config.write_text("telemetry:\n  enabled: false\n")
+        return DagsterInstance.from_config(str(settings.dagster_home))
 
 
 def plain_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
