@@ -14,13 +14,13 @@ from rag_assets.retrieve.limits import QueryRefused, checked_question
 
 
 def cmd_ask(args, settings) -> int:
-    from rag_assets.retrieve.knowledge_base import KnowledgeBase
-
     try:  # before the engines and any local model are loaded: a refused question costs nothing
         question = checked_question(args.question, settings)
     except QueryRefused as exc:
         print(f"refused: {exc}", file=sys.stderr)
         return 2
+    from rag_assets.retrieve.knowledge_base import KnowledgeBase  # loads LanceDB (seconds)
+
     kb = KnowledgeBase.open(settings.store)
     endpoints: list[Endpoint] = [] if args.offline else endpoints_from_settings(settings)
     if args.base_url and not args.offline:

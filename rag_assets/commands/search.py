@@ -29,13 +29,13 @@ def _print_hits(hits, as_json: bool) -> None:
 
 
 def cmd_search(args, settings) -> int:
-    from rag_assets.retrieve.knowledge_base import KnowledgeBase
-
     try:  # before the engines are loaded: a refused question costs nothing
         question = checked_question(args.question, settings)
     except QueryRefused as exc:
         print(f"refused: {exc}", file=sys.stderr)
         return 2
+    from rag_assets.retrieve.knowledge_base import KnowledgeBase  # loads LanceDB (seconds)
+
     kb = KnowledgeBase.open(settings.store)
     filters = {}
     if args.document_type:
