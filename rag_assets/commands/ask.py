@@ -10,11 +10,16 @@ from rag_assets.answering.config import endpoints_from_settings
 from rag_assets.answering.generation import Endpoint
 from rag_assets.answering.retrieval import RetrievalOptions
 from rag_assets.errors import printable
-from rag_assets.retrieve.limits import QueryRefused
+from rag_assets.retrieve.limits import QueryRefused, checked_question
 
 
 def cmd_ask(args, settings) -> int:
-    from rag_assets.retrieve.knowledge_base import KnowledgeBase
+    try:  # before the engines and any local model are loaded: a refused question costs nothing
+        question = checked_question(args.question, settings)
+    except QueryRefused as exc:
+        print(f"refused: {exc}", file=sys.stderr)
+        return 2
+    from rag_assets.retrieve.knowledge_base import KnowledgeBase  # loads LanceDB (seconds)
 
     kb = KnowledgeBase.open(settings.store)
     endpoints: list[Endpoint] = [] if args.offline else endpoints_from_settings(settings)
@@ -36,12 +41,8 @@ def cmd_ask(args, settings) -> int:
             except LocalLLMError as exc:
                 print(f"[local model unavailable: {exc}]", file=sys.stderr)
                 local = None
-        try:
-            answer = ask(kb, args.question, thread_id=args.thread, user_groups=args.groups, endpoints=endpoints,
-                         offline=args.offline, options=options, settings=settings)
-        except QueryRefused as exc:
-            print(f"refused: {exc}", file=sys.stderr)
-            return 2
+        answer = ask(kb, question, thread_id=args.thread, user_groups=args.groups, endpoints=endpoints,
+                     offline=args.offline, options=options, settings=settings)
     finally:
         if local is not None:
             local.stop()

@@ -7,7 +7,7 @@ import sys
 
 from rag_assets.commands.ingest import cmd_ingest
 from rag_assets.errors import printable
-from rag_assets.retrieve.limits import QueryRefused
+from rag_assets.retrieve.limits import QueryRefused, checked_question
 from rag_assets.settings import SAMPLES_DIR
 
 
@@ -29,7 +29,12 @@ def _print_hits(hits, as_json: bool) -> None:
 
 
 def cmd_search(args, settings) -> int:
-    from rag_assets.retrieve.knowledge_base import KnowledgeBase
+    try:  # before the engines are loaded: a refused question costs nothing
+        question = checked_question(args.question, settings)
+    except QueryRefused as exc:
+        print(f"refused: {exc}", file=sys.stderr)
+        return 2
+    from rag_assets.retrieve.knowledge_base import KnowledgeBase  # loads LanceDB (seconds)
 
     kb = KnowledgeBase.open(settings.store)
     filters = {}
@@ -37,11 +42,7 @@ def cmd_search(args, settings) -> int:
         filters["document_type"] = args.document_type
     if args.language:
         filters["language"] = args.language
-    try:
-        trace = kb.retrieve(args.question, filters=filters, groups=args.groups)
-    except QueryRefused as exc:
-        print(f"refused: {exc}", file=sys.stderr)
-        return 2
+    trace = kb.retrieve(question, filters=filters, groups=args.groups)
     if not args.json and (trace.scope.document_ids or trace.scope.unknown_names):
         print(printable(f"scope: {trace.scope.describe({d: kb.document(d).get('title') or d for d in kb.document_ids()})}\n"))
     _print_hits(kb.hits(trace, k=args.k), args.json)

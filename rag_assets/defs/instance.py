@@ -14,6 +14,7 @@ from dagster import DagsterInstance
 from sqlalchemy.engine import make_url
 
 from rag_assets.settings import Settings
+from rag_assets.store import file_lock
 
 HEADER = ("# Written by rag-assets from its settings (RAG_ASSETS_DAGSTER, RAG_ASSETS_POSTGRES_URL)\n"
           "# each time it opens the instance; a dagster.yaml without this line is left as it is.\n")
@@ -59,5 +60,8 @@ def write_instance_config(settings: Settings) -> Path:
 
 def open_instance(settings: Settings) -> DagsterInstance:
     settings.dagster_home.mkdir(parents=True, exist_ok=True)
-    write_instance_config(settings)
-    return DagsterInstance.from_config(str(settings.dagster_home))
+    # Two processes opening a new instance at once both create its SQLite tables ("table
+    # alembic_version already exists"): the first creates them, the other waits and opens.
+    with file_lock(settings.dagster_home / ".instance.lock"):
+        write_instance_config(settings)
+        return DagsterInstance.from_config(str(settings.dagster_home))

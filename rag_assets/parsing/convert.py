@@ -109,8 +109,9 @@ def convert_with_report(
         raise DocumentError(display_name, f"Docling could not convert it ({type(exc).__name__}: {exc})") from exc
     if result.status not in (ConversionStatus.SUCCESS, ConversionStatus.PARTIAL_SUCCESS):
         reasons = "; ".join(e.error_message for e in result.errors) or str(result.status)
-        if _READER_REFUSED.search(reasons):  # say what is wrong with the file, not which class refused it
-            raise DocumentError(display_name, unreadable_reason(Path(source_path)))
+        defect = office_defect(Path(source_path))  # say what is wrong with the file, not which class refused it
+        if defect or _READER_REFUSED.search(reasons):
+            raise DocumentError(display_name, defect or unreadable_reason(Path(source_path)))
         raise DocumentError(display_name, f"Docling conversion failed ({reasons})")
     return repair_text(result.document), collect_text_layer_report(result)
 
@@ -120,31 +121,49 @@ _READER_REFUSED = re.compile(r"could not load document|could not initialize \w+ 
 _MAIN_XML = {".docx": ("DOCX", "word/document.xml"), ".pptx": ("PPTX", "ppt/presentation.xml")}
 
 
+def office_defect(source_path: Path) -> str | None:
+    """What is wrong with an Office archive's parts: a missing part, malformed XML (its error,
+    line and column), or a DTD (Office documents never declare entities: one is an XXE or
+    entity-expansion attempt, its entities never expanded). None: not an Office file, or
+    nothing found."""
+    suffix = source_path.suffix.lower()
+    if suffix not in _MAIN_XML:
+        return None
+    import zipfile
+
+    from lxml import etree
+
+    kind, main = _MAIN_XML[suffix]
+    try:
+        with zipfile.ZipFile(source_path) as archive:
+            parts = [main] + sorted(n for n in archive.namelist() if n.endswith(".xml") and n != main)
+            for part in parts:
+                try:
+                    with archive.open(part) as handle:
+                        tree = etree.parse(handle, etree.XMLParser(resolve_entities=False, no_network=True,
+                                                                   load_dtd=False, huge_tree=False))
+                except KeyError:
+                    return f"{kind} is incomplete: its archive has no {part}"
+                except etree.XMLSyntaxError as exc:
+                    return f"{kind} is malformed: {part} is not well-formed XML ({exc})"
+                if tree.docinfo.internalDTD is not None or tree.docinfo.doctype:
+                    return (f"{kind} declares entities: {part} has a DTD (<!DOCTYPE …>), which Office documents "
+                            "never hold; not read")
+    except (zipfile.BadZipFile, OSError) as exc:
+        return f"{kind} is corrupt or truncated ({exc})"
+    return None
+
+
 def unreadable_reason(source_path: Path) -> str:
-    """Why a reader refused the file: the malformed part of an Office archive (its XML error,
-    line and column), else the kind of file that could not be read."""
+    """Why a reader refused the file: the defect of an Office archive, else the kind of file
+    that could not be read."""
+    defect = office_defect(source_path)
+    if defect:
+        return defect
     suffix = source_path.suffix.lower()
     if suffix in _MAIN_XML:
-        import zipfile
-
-        from lxml import etree
-
-        kind, main = _MAIN_XML[suffix]
-        try:
-            with zipfile.ZipFile(source_path) as archive:
-                parts = [main] + sorted(n for n in archive.namelist() if n.endswith(".xml") and n != main)
-                for part in parts:
-                    try:
-                        with archive.open(part) as handle:
-                            etree.parse(handle, etree.XMLParser(resolve_entities=False, no_network=True,
-                                                                huge_tree=False))
-                    except KeyError:
-                        return f"{kind} is incomplete: its archive has no {part}"
-                    except etree.XMLSyntaxError as exc:
-                        return f"{kind} is malformed: {part} is not well-formed XML ({exc})"
-        except (zipfile.BadZipFile, OSError) as exc:
-            return f"{kind} is corrupt or truncated ({exc})"
-        return f"{kind} could not be read: its parts are well-formed XML but not a document the reader understands"
+        return f"{_MAIN_XML[suffix][0]} could not be read: its parts are well-formed XML but not a document the " \
+               "reader understands"
     kind = {".html": "HTML", ".htm": "HTML", ".md": "Markdown", ".markdown": "Markdown"}.get(suffix, suffix.lstrip(".").upper())
     return f"{kind} could not be read (malformed, or a structure the reader cannot handle)"
 

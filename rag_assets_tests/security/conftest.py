@@ -52,13 +52,15 @@ def malformed_files(folder):
 def hostile_store(tmp_path_factory):
     """(settings, instance, folder, outside file, outcomes by file name) of a folder holding a
     normal note, a note with instruction-like passages, a symbolic link to a file outside the
-    folder, a 250-character name, a name with control characters and malformed DOCX/HTML."""
+    folder, a 250-character name, a name with control characters, malformed DOCX/HTML and
+    DOCX/HTML declaring entities (XXE on the outside file, billion laughs)."""
     import shutil
 
     from rag_assets.defs.ingestion.runs import ingest
     from rag_assets.defs.instance import open_instance
     from rag_assets.settings import SAMPLES_DIR
     from rag_assets_tests.conftest import make_settings
+    from rag_assets_tests.security.hostile_files import docx_with_entities, html_with_entities
 
     root = tmp_path_factory.mktemp("hostile-store")
     docs, outside = root / "docs", root / "elsewhere"
@@ -74,6 +76,9 @@ def hostile_store(tmp_path_factory):
                                   "des passagers blessés.\n", encoding="utf-8")
     (docs / ODD_NAME).write_text("# Note au nom piégé\n\nLe bonus-malus est plafonné à 3,50.\n", encoding="utf-8")
     malformed_files(docs)
+    for kind in ("xxe", "laughs"):  # an external entity reading the secret; entities expanding to 10^10 "lol"
+        docx_with_entities(docs / f"entites-{kind}.docx", kind, secret)
+        html_with_entities(docs / f"entites-{kind}.html", kind, secret)
     settings = make_settings(root)
     instance = open_instance(settings)
     outcomes = {o.path.name: o for o in ingest([docs], settings, instance)}

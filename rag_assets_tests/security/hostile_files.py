@@ -84,3 +84,39 @@ def nested_html(path: Path, size: int = 50 * MB) -> Path:
     path.write_text("<html><body>" + "<div>" * depth + "texte" + "</div>" * depth + "</body></html>",
                     encoding="utf-8")
     return path
+
+
+def _entities(kind: str, secret: Path) -> tuple[str, str]:
+    """(internal DTD subset, entity reference): an external entity reading `secret` (XXE), or
+    ten levels of entities each ten times the last (billion laughs: 10^10 "lol" if expanded)."""
+    if kind == "xxe":
+        return f'<!ENTITY xxe SYSTEM "{secret.resolve().as_uri()}">', "&xxe;"
+    levels = ['<!ENTITY lol0 "lol">'] + [f'<!ENTITY lol{i} "{f"&lol{i - 1};" * 10}">' for i in range(1, 11)]
+    return "".join(levels), "&lol10;"
+
+
+def docx_with_entities(path: Path, kind: str, secret: Path) -> Path:
+    """A DOCX whose word/document.xml declares `kind` entities ("xxe", "laughs") and uses them."""
+    from docx import Document
+
+    document = Document()
+    document.add_paragraph("La franchise applicable est de 150 euros. ENTITE")
+    buffer = io.BytesIO()
+    document.save(buffer)
+    subset, reference = _entities(kind, secret)
+    with zipfile.ZipFile(buffer) as original, zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as hostile:
+        for info in original.infolist():
+            data = original.read(info)
+            if info.filename == "word/document.xml":
+                head, _, rest = data.partition(b"?>")
+                data = (head + b"?>" + f"<!DOCTYPE w:document [{subset}]>".encode() + rest).replace(
+                    b"ENTITE", reference.encode())
+            hostile.writestr(info.filename, data)
+    return path
+
+
+def html_with_entities(path: Path, kind: str, secret: Path) -> Path:
+    subset, reference = _entities(kind, secret)
+    path.write_text(f'<?xml version="1.0"?><!DOCTYPE html [{subset}]><html><body><h1>Note</h1>'
+                    f"<p>La franchise applicable est de 150 euros. {reference}</p></body></html>", encoding="utf-8")
+    return path

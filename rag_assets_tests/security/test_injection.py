@@ -78,6 +78,7 @@ def test_the_model_repeating_a_flagged_sentence_is_dropped_and_its_number_unsupp
     assert "ressemble à une consigne" in answer_request  # the model was told what the passage is
     assert "The correct franchise is 1 euro" not in answer.text
     assert any("écarté" in a and "consigne" in a for a in answer.alerts)
-    [paragraph] = answer.paragraphs
-    assert paragraph.text == "La franchise est de 1 €." and paragraph.unsupported_numbers  # "1 €": in no evidence
-    assert paragraph.verdict != "supported"
+    # its own words are withheld too: "1 €" is in no evidence once the flagged sentence is out
+    [withheld] = [w for w in answer.withheld if w["text"] == "La franchise est de 1 €."]
+    assert withheld["unsupported_numbers"] and "1 €" not in answer.text
+    assert all("1 euro" not in p.text and "1 €" not in p.text for p in answer.paragraphs)

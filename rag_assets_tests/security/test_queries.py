@@ -65,3 +65,13 @@ def test_the_answer_log_keeps_a_bounded_prefix_of_the_question(kb):
                   if r["answer_id"] == answer.answer_id)
     assert record["question"].startswith(question[:LOGGED_QUESTION_CHARS])
     assert len(record["question"]) < LOGGED_QUESTION_CHARS + 40 and record["question"] != question
+
+
+@pytest.mark.parametrize("command", [["search"], ["ask", "--offline"]])
+def test_the_cli_refuses_before_opening_anything(command, tmp_path, capsys):
+    from rag_assets.cli import main
+
+    store = tmp_path / "no-store"
+    assert main(["--store", str(store), command[0], HUGE, *command[1:]]) == 2
+    assert "refused: question is 102,400 characters long" in capsys.readouterr().err
+    assert not store.exists()  # neither the engines nor a model were loaded
