@@ -109,23 +109,20 @@ def write_plots(run_dir: Path, summary: dict) -> dict[str, str]:
 
 def write_run(run_dir: Path, summary: dict, rows: list[dict]) -> dict:
     run_dir.mkdir(parents=True, exist_ok=True)
-    write_per_question(run_dir / PER_QUESTION, [_flat(r) for r in rows])
+    write_per_question(run_dir / PER_QUESTION, _flat(rows))
     summary["files"] = {"per_question": PER_QUESTION, "table": TABLE, "plots": write_plots(run_dir, summary)}
     (run_dir / TABLE).write_text(markdown_table(summary) + "\n", encoding="utf-8")
     write_json_atomic(run_dir / SUMMARY, json_safe(summary))
     return summary
 
 
-def _flat(row: dict) -> dict:
-    """Parquet-friendly: lists of strings stay lists, anything else nested becomes JSON."""
-    out = {}
-    for key, value in row.items():
-        if isinstance(value, (list, tuple)) and not all(isinstance(v, str) for v in value):
-            value = json.dumps(list(value), ensure_ascii=False, default=str)
-        elif isinstance(value, dict):
-            value = json.dumps(value, ensure_ascii=False, default=str)
-        out[key] = value
-    return out
+def _flat(rows: list[dict]) -> list[dict]:
+    """Parquet-friendly, decided per column (an empty list and a list of numbers must not
+    meet in one column): lists of strings stay lists, any other nested value is JSON."""
+    nested = {key for row in rows for key, value in row.items()
+              if isinstance(value, dict) or (isinstance(value, (list, tuple)) and not all(isinstance(v, str) for v in value))}
+    return [{key: json.dumps(value if not isinstance(value, tuple) else list(value), ensure_ascii=False, default=str)
+             if key in nested and value is not None else value for key, value in row.items()} for row in rows]
 
 
 def latest_answer_run(runs_dir: Path, target: str) -> Path | None:
