@@ -123,15 +123,3 @@ def _flat(rows: list[dict]) -> list[dict]:
               if isinstance(value, dict) or (isinstance(value, (list, tuple)) and not all(isinstance(v, str) for v in value))}
     return [{key: json.dumps(value if not isinstance(value, tuple) else list(value), ensure_ascii=False, default=str)
              if key in nested and value is not None else value for key, value in row.items()} for row in rows]
-
-
-def latest_answer_run(runs_dir: Path, target: str) -> Path | None:
-    candidates = []
-    for path in sorted(runs_dir.glob("*")):
-        try:
-            summary = json.loads((path / SUMMARY).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if summary.get("kind") == "answers" and summary.get("target") == target:
-            candidates.append(path)
-    return candidates[-1] if candidates else None
