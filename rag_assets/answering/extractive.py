@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 from rag_assets.answering.model import NO_SOURCE, Paragraph, SubQuestion
 from rag_assets.answering.safety import looks_like_instruction
-from rag_assets.answering.verification import check_numbers
 from rag_assets.answering.terms import TermWeights
 from rag_assets.language import detect_language as language_of
 from rag_assets.retrieve.query import analyze, content_terms, qualified_ids
@@ -105,15 +104,6 @@ def units_of(registry, kb) -> tuple[list[Unit], list[str]]:
                 units.append(Unit(section_id, section_id, section.document_id, sentence, _clean_display(sentence),
                                   base_context, language))
     return units, list(dict.fromkeys(skipped))
-
-
-def _premise_lead(question: str, evidences: list[str]) -> str | None:
-    """When the question states a number its sources do not contain (a false premise
-    such as "calibré à 99,9 %"), say so before quoting what the sources say."""
-    absent, _ = check_numbers(question, evidences)
-    if not absent:
-        return None
-    return f"Les sources ne mentionnent pas {', '.join(absent)} ; elles indiquent :"
 
 
 class ExtractiveAnswerer:

@@ -59,6 +59,7 @@ class Retriever:
         self.scopes: list[str] = []
         self.llm_results: list = []
         self._terms_cache: dict[tuple[str, str], set[str]] = {}
+        self._unknown_names: tuple[str, ...] = ()  # names of the last question no document contains
 
     # ---------------------------------------------------------------- scoring
     def _language(self, document_id: str, text: str) -> str:
@@ -102,6 +103,7 @@ class Retriever:
         except QueryRefused as exc:  # a rewritten or reformulated query over a limit finds nothing
             self.alerts.append(f"Recherche refusée ({exc}).")
             return []
+        self._unknown_names = trace.scope.unknown_names
         scope = trace.scope.describe({d: self.kb.document(d).get("title") or d for d in trace.scope.document_ids})
         if scope and scope not in self.scopes:
             self.scopes.append(scope)  # the answer says which documents the question was limited to
@@ -129,11 +131,43 @@ class Retriever:
         kept = [w for w in words if w and content_terms(w, language)]
         return " ".join(kept) or question
 
+    def child_coverage(self, question: str, hit) -> float:
+        """The question's coverage by the hit's best child (either engine's), its context
+        counting partly: a long question's circumstances rarely sit in one section, its
+        key terms do in one passage."""
+        language = self._language(hit.document_id, hit.text)
+        terms = content_terms(question, language)
+        best = 0.0
+        for child in hit.best_child.values():
+            best = max(best, self.weights.coverage(terms, set(analyze(child.get("text", ""), language)), language))
+        return best
+
+    def gate_evidence(self, question: str, hits: list, scores: dict) -> dict:
+        """What the relevance gate decides on, recorded with the sub-question."""
+        agreement = None
+        for hit in hits:
+            ranks = [hit.ranks.get(engine) for engine in ("bm25", "dense")]
+            if all(r is not None for r in ranks):
+                worst = max(ranks)
+                if agreement is None or worst < agreement[0]:
+                    agreement = (worst, hit)
+        best_id = max(scores, key=scores.get) if scores else None
+        return {
+            "coverage": round(max(scores.values(), default=0.0), 4),
+            "best_parent": best_id,
+            "agreement_rank": agreement[0] if agreement else None,
+            "agreement_coverage": round(scores.get(agreement[1].parent_id, 0.0), 4) if agreement else None,
+            "agreement_child_coverage": round(self.child_coverage(question, agreement[1]), 4) if agreement else None,
+            "unknown_names": list(self._unknown_names),
+            "terms": len(content_terms(question)),
+        }
+
     def retrieve(self, question: str, budget: int) -> Retrieved:
         sub = SubQuestion(text=question, queries=[question])
         k = max(self.options.candidates, budget * 2)
         hits = self._search(question, k)
         scores = dict(zip([h.parent_id for h in hits], self._scores(question, hits)))
+        sub.gate = self.gate_evidence(question, hits, scores)
         best = max(scores.values(), default=0.0)
         if best < self._threshold:
             query = self.reformulate(question)
