@@ -4,7 +4,8 @@ priority…) that the question takes for granted and the retrieved sources contr
 * An **asserted figure** is an amount, rate, duration or date the question states as a
   fact to confirm: in the sentence that asks for confirmation ("… jusqu'à 500 €, c'est
   ça ?", "est-elle bien de 3 000 € ?", "on m'a dit que …", "Pourquoi … calibré à
-  99,9 % ?"), or in the sentence before a bare "C'est exact ?". A figure that only sets
+  99,9 % ?", a yes/no question "Le SCR est-il calibré à 99,9 % ?"), or in the sentence
+  before a bare "C'est exact ?". A figure that only sets
   the scene ("à 300 km de chez moi", "il y a 20 jours", "un patrimoine de plus de
   82 000 €") is not a premise and is never flagged.
 * It is **absent** when no retrieved source holds it, and **contradicted** when the
@@ -37,6 +38,12 @@ _CONFIRM = re.compile(
     r"|\bbien (?:de|à|égale?s?|fixée?s?|plafonnée?s?)\b|\bpourquoi\b|\bvraiment\b"
     r"|\bis it (?:really |still )?(?:true|right|correct)\b|\bright\s*\?|\bisn['’]t it\b|\bwhy\b",
     re.IGNORECASE)
+# A yes/no question asserts what it asks to confirm ("Le SCR est-il calibré à 99,9 % ?",
+# "Le préavis est-il de six mois ?"): an inverted subject, and no interrogative word
+# ("Combien prend-elle en charge pour 10 jours ?" asks, it does not assert).
+_INVERTED = re.compile(r"\b\w+-(?:t-)?(?:il|elle|ils|elles|on)\b", re.IGNORECASE)
+_ASKING = re.compile(r"\b(?:combien|quel(?:le)?s?|comment|o[uù]|quand|lequel|laquelle|lesquel(?:le)?s|que|qu['’]|quoi)\b",
+                     re.IGNORECASE)
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\s*:\s+(?=[A-ZÀ-Þa-z])")
 _VARIANT_NOUNS = ("formule", "option", "niveau", "pack", "priorité", "priorite", "zone", "classe", "catégorie",
                   "categorie", "palier", "tranche", "module", "plan")
@@ -72,7 +79,8 @@ def asserted_figures(question: str) -> list[Figure]:
     sentences = [s for s in _SENTENCES.split(question or "") if s and s.strip()]
     chosen: list[Figure] = []
     for index, sentence in enumerate(sentences):
-        if not _CONFIRM.search(sentence):
+        yes_no = sentence.rstrip().endswith("?") and _INVERTED.search(sentence) and not _ASKING.search(sentence)
+        if not (_CONFIRM.search(sentence) or yes_no):
             continue
         own = [f for f in figures(sentence) if f.kind in PREMISE_KINDS]
         if not own and index > 0:

@@ -30,7 +30,9 @@ def test_different_figures_differ(a, b):
     ("La franchise inondation en zone A est-elle bien de 3 000 € ?", ["3 000 €"]),
     ("On m'a dit que la franchise est de 500 €. C'est exact ?", ["500 €"]),
     ("Pourquoi le SCR est-il calibré à 99,9 % ?", ["99,9 %"]),
+    ("Le SCR est-il calibré à 99,9 % ?", ["99,9 %"]),  # a yes/no question asserts its figure
     ("Je pars en vacances à 300 km de chez moi depuis 20 jours. Quelle est la franchise vol ?", []),
+    ("On est 4 : combien MAIF prend-elle en charge pour 10 jours d'hôtel ?", []),  # asks, asserts nothing
 ])
 def test_only_the_figures_a_question_takes_for_granted_are_premises(question, asserted):
     assert [f.raw for f in asserted_figures(question)] == asserted
