@@ -106,6 +106,9 @@ def units_of(registry, kb) -> tuple[list[Unit], list[str]]:
     return units, list(dict.fromkeys(skipped))
 
 
+SENTENCE_SHARE = 0.7  # of the best section's coverage, the least a sentence must cover
+
+
 class ExtractiveAnswerer:
     def __init__(self, kb, weights: TermWeights | None = None, min_score: float = 0.45, keep_ratio: float = 0.9,
                  max_units: int = 2):
@@ -145,10 +148,13 @@ class ExtractiveAnswerer:
         allowed = set(sub.parent_ids)
         candidates = [u for u in units if registry[u.section_id].parent_id in allowed]
         scored = sorted(((self.score(sub.text, u, targeted), u) for u in candidates), key=lambda x: -x[0])
-        if not scored or scored[0][0] < self.min_score:
+        # a sentence covers less of a long question than its section does: the bar follows
+        # what the retrieval gate found (the section's coverage), never above min_score
+        min_score = min(self.min_score, SENTENCE_SHARE * sub.best_score) if sub.best_score else self.min_score
+        if not scored or scored[0][0] < min_score:
             return []
         top = scored[0][0]
-        chosen = [(s, u) for s, u in scored if s >= max(self.min_score, 0.7 * top)]
+        chosen = [(s, u) for s, u in scored if s >= max(min_score, 0.7 * top)]
         documents = {u.document_id for _, u in chosen}
         amended = {d for d in documents for other in documents if other in registry.amended_by.get(d, [])}
         primary = [(s, u) for s, u in chosen if u.document_id not in amended]

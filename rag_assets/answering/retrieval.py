@@ -27,6 +27,11 @@ from rag_assets.retrieve.limits import QueryRefused
 @dataclass
 class RetrievalOptions:
     threshold: float = 0.5  # minimum relevance of the best parent
+    # ... or, for long questions whose circumstances no section holds: a parent both engines
+    # rank in their top `agreement_rank`, covering at least `agreement_threshold`, and no
+    # name in the question that no document contains ("chez Groupama")
+    agreement_rank: int = 2
+    agreement_threshold: float = 0.4
     keep_ratio: float = 0.6  # other parents kept when relevance >= keep_ratio * best (and >= 0.75 * threshold)
     candidates: int = 10  # parents asked from the hybrid search per query
     reranker: object | None = None  # callable(question, hits) -> list[float]
@@ -162,6 +167,17 @@ class Retriever:
             "terms": len(content_terms(question)),
         }
 
+    def _passes(self, gate: dict) -> str | None:
+        """Why the gate lets the sub-question through ("coverage", "agreement"), or None."""
+        if gate["coverage"] >= self._threshold:
+            return "coverage"
+        reranking = self.options.reranker or getattr(self.kb, "rerank", None)
+        if not reranking and not gate["unknown_names"] and gate["agreement_rank"] is not None \
+                and gate["agreement_rank"] <= self.options.agreement_rank \
+                and gate["agreement_coverage"] >= self.options.agreement_threshold:
+            return "agreement"
+        return None
+
     def retrieve(self, question: str, budget: int) -> Retrieved:
         sub = SubQuestion(text=question, queries=[question])
         k = max(self.options.candidates, budget * 2)
@@ -169,7 +185,7 @@ class Retriever:
         scores = dict(zip([h.parent_id for h in hits], self._scores(question, hits)))
         sub.gate = self.gate_evidence(question, hits, scores)
         best = max(scores.values(), default=0.0)
-        if best < self._threshold:
+        if not self._passes(sub.gate):
             query = self.reformulate(question)
             sub.reformulated = True
             sub.queries.append(query)
@@ -181,12 +197,14 @@ class Retriever:
             scores = {h.parent_id: max(a, b) for h, a, b in
                       zip(hits, self._scores(question, hits), self._scores(query, hits))}
             best = max(scores.values(), default=0.0)
+            sub.gate = self.gate_evidence(question, hits, scores)
         sub.best_score = round(best, 4)
-        if best < self._threshold:
+        sub.gate["decision"] = self._passes(sub.gate) or "refused"
+        if sub.gate["decision"] == "refused":
             sub.status = NO_SOURCE
             sub.scores = {p: round(s, 4) for p, s in scores.items()}
             return Retrieved(sub, [])
-        floor = max(self._threshold * 0.75, best * self.options.keep_ratio)
+        floor = min(max(self._threshold * 0.75, best * self.options.keep_ratio), best)
         order = {h.parent_id: i for i, h in enumerate(hits)}
         kept = sorted((h for h in hits if scores[h.parent_id] >= floor),
                       key=lambda h: (-round(scores[h.parent_id], 2), order[h.parent_id]))[:budget]
