@@ -190,16 +190,17 @@ def figure_premises(question: str, answering: list[tuple[str, str, str, str]], c
                 break
         right = [v for v in values if not same_figure(claim, v)]
         claimed_there = any(same_figure(claim, v) for v in values)
-        said = ", ".join(dict.fromkeys(v.describe() for v in right))
+        given = list(dict.fromkeys(v.describe() for v in right))  # "99,5 %" written twice is one value
+        said = ", ".join(given)
         if not in_context:
             message = (f"La question indique {claim.describe()} : aucune des sources consultées ne mentionne "
                        f"{_kind_word(claim)}" + (f" ; elles indiquent {said}" if said else "") + ".")
-            premises.append(Premise("figure-absent", claim.describe(), [v.describe() for v in right], source[0],
+            premises.append(Premise("figure-absent", claim.describe(), given, source[0],
                                     source[1], sub_question, message))
         elif right and not claimed_there:
             message = (f"La question indique {claim.describe()}, mais la source indique {said}"
                        + (f" ({source[1]})" if source[1] else "") + ".")
-            premises.append(Premise("figure-contradicted", claim.describe(), [v.describe() for v in right],
+            premises.append(Premise("figure-contradicted", claim.describe(), given,
                                     source[0], source[1], sub_question, message))
     return premises
 

@@ -65,3 +65,10 @@ def test_a_variant_the_sources_never_name_is_flagged_with_the_ones_they_do():
     [premise] = name_premises("Quel est le délai de rétablissement pour une priorité P4 ?", sources)
     assert premise.kind == "name-absent" and premise.claim == "P4" and premise.found == ["P1", "P2", "P3"]
     assert name_premises("Quel est le délai de rétablissement pour une priorité P3 ?", sources) == []
+
+
+def test_a_value_the_source_writes_twice_is_given_once():
+    passage = "le SCR est calibré à 99,5 % : il correspond à la VaR à 99,5 % des fonds propres"
+    [premise] = figure_premises("Le SCR est-il calibré à 99,9 % ?", [("S3", "Lien avec le SCR", passage, passage)],
+                                [passage])
+    assert premise.found == ["99,5 %"] and premise.message.count("99,5 %") == 1
