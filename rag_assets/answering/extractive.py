@@ -106,7 +106,7 @@ def units_of(registry, kb) -> tuple[list[Unit], list[str]]:
     return units, list(dict.fromkeys(skipped))
 
 
-SENTENCE_SHARE = 0.7  # of the best section's coverage, the least a sentence must cover
+SENTENCE_SHARE = 0.5  # of the best section's coverage, the least a sentence must cover
 
 
 class ExtractiveAnswerer:

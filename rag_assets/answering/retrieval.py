@@ -30,8 +30,8 @@ class RetrievalOptions:
     # ... or, for long questions whose circumstances no section holds: a parent both engines
     # rank in their top `agreement_rank`, covering at least `agreement_threshold`, and no
     # name in the question that no document contains ("chez Groupama")
-    agreement_rank: int = 2
-    agreement_threshold: float = 0.4
+    agreement_rank: int = 3
+    agreement_threshold: float = 0.3
     keep_ratio: float = 0.6  # other parents kept when relevance >= keep_ratio * best (and >= 0.75 * threshold)
     candidates: int = 10  # parents asked from the hybrid search per query
     reranker: object | None = None  # callable(question, hits) -> list[float]
