@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import textwrap
 from pathlib import Path
 
 from rag_assets.evaluation.metrics import json_safe
@@ -90,7 +91,7 @@ def text_table(summary: dict) -> str:
 
 def write_plots(run_dir: Path, summary: dict) -> dict[str, str]:
     metrics = summary["metrics"]
-    rates = {label: {"answers": {"value": metrics[key]}} for key, label, _, kind in COLUMNS
+    rates = {textwrap.fill(label, 14): {"answers": {"value": metrics[key]}} for key, label, _, kind in COLUMNS
              if kind == "rate" and metrics.get(key, {}).get("n")}
     plots = {}
     if rates:
