@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 from rag_assets.answering.figures import DATE, DURATION, MONEY, PERCENT, Figure, figures, same_figure
 
 PREMISE_KINDS = (MONEY, PERCENT, DURATION, DATE)
+PASSAGES = 4  # passages read for the value the sources give (the answer shows fewer)
 _CONFIRM = re.compile(
     r"c['’]est (?:bien |vraiment |exactement )?(?:ça|ca|exact|vrai|juste|correct|bien le|bien la|bien les|bien ce)"
     r"|n['’]est[- ]ce pas|\bconfirme[rz]?\b|\bon m['’]a (?:dit|annonc[ée]|indiqu[ée]|affirm[ée])|\bon me dit\b"
@@ -242,6 +243,8 @@ def name_premises(question: str, context: list[str], sub_question: int | None = 
         for name in sorted(names):
             if not noun.startswith("code:") and _CODE.fullmatch(name):
                 continue  # a code ("P4") is checked against the codes of the sources
+            if not noun.startswith("code:") and name.isalpha() and name.isupper() and len(name) >= 3:
+                continue  # "niveau APICIL": a name in capitals is an insurer or a product, not a variant
             if _fold(name) in {_fold(o) for o in others}:
                 continue
             if not noun.startswith("code:") and re.search(rf"\b{re.escape(_fold(name))}\b", folded_context):
@@ -312,7 +315,8 @@ def check_premises(question: str, subs, registry, extractive) -> tuple[list[Prem
             units, _ = units_of(registry, extractive.kb)
         sections = {registry[registry.section_id(p)].source_id for p in sub.parent_ids if registry.section_id(p)}
         sub_context = [registry[s].evidence for s in sections] or context
-        reference = extractive.answer_sub_question(index, replace(sub, text=text), units, registry, targeted=True)
+        reference = extractive.answer_sub_question(index, replace(sub, text=text), units, registry, targeted=True,
+                                                   max_units=PASSAGES)
         answering = [(p.source_ids[0], registry[p.source_ids[0]].name, p.text, p.text)
                      for p in reference if p.role == "answer" and p.source_ids]
         if own:

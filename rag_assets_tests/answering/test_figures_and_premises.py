@@ -65,6 +65,8 @@ def test_a_variant_the_sources_never_name_is_flagged_with_the_ones_they_do():
     [premise] = name_premises("Quel est le délai de rétablissement pour une priorité P4 ?", sources)
     assert premise.kind == "name-absent" and premise.claim == "P4" and premise.found == ["P1", "P2", "P3"]
     assert name_premises("Quel est le délai de rétablissement pour une priorité P3 ?", sources) == []
+    levels = ["Niveau 1 Niveau 2 Niveau 3 : forfait implantologie 300 €"]
+    assert name_premises("Gamme Équilibre niveau APICIL 5 : quel forfait ?", levels) == []  # a name, not a level
 
 
 def test_a_value_the_source_writes_twice_is_given_once():
