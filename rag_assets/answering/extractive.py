@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 from rag_assets.answering.model import NO_SOURCE, Paragraph, SubQuestion
 from rag_assets.answering.safety import looks_like_instruction
-from rag_assets.answering.verification import check_numbers
 from rag_assets.answering.terms import TermWeights
 from rag_assets.language import detect_language as language_of
 from rag_assets.retrieve.query import analyze, content_terms, qualified_ids
@@ -107,13 +106,7 @@ def units_of(registry, kb) -> tuple[list[Unit], list[str]]:
     return units, list(dict.fromkeys(skipped))
 
 
-def _premise_lead(question: str, evidences: list[str]) -> str | None:
-    """When the question states a number its sources do not contain (a false premise
-    such as "calibré à 99,9 %"), say so before quoting what the sources say."""
-    absent, _ = check_numbers(question, evidences)
-    if not absent:
-        return None
-    return f"Les sources ne mentionnent pas {', '.join(absent)} ; elles indiquent :"
+SENTENCE_SHARE = 0.5  # of the best section's coverage, the least a sentence must cover
 
 
 class ExtractiveAnswerer:
@@ -155,10 +148,13 @@ class ExtractiveAnswerer:
         allowed = set(sub.parent_ids)
         candidates = [u for u in units if registry[u.section_id].parent_id in allowed]
         scored = sorted(((self.score(sub.text, u, targeted), u) for u in candidates), key=lambda x: -x[0])
-        if not scored or scored[0][0] < self.min_score:
+        # a sentence covers less of a long question than its section does: the bar follows
+        # what the retrieval gate found (the section's coverage), never above min_score
+        min_score = min(self.min_score, SENTENCE_SHARE * sub.best_score) if sub.best_score else self.min_score
+        if not scored or scored[0][0] < min_score:
             return []
         top = scored[0][0]
-        chosen = [(s, u) for s, u in scored if s >= max(self.min_score, 0.7 * top)]
+        chosen = [(s, u) for s, u in scored if s >= max(min_score, 0.7 * top)]
         documents = {u.document_id for _, u in chosen}
         amended = {d for d in documents for other in documents if other in registry.amended_by.get(d, [])}
         primary = [(s, u) for s, u in chosen if u.document_id not in amended]

@@ -4,7 +4,8 @@ priority…) that the question takes for granted and the retrieved sources contr
 * An **asserted figure** is an amount, rate, duration or date the question states as a
   fact to confirm: in the sentence that asks for confirmation ("… jusqu'à 500 €, c'est
   ça ?", "est-elle bien de 3 000 € ?", "on m'a dit que …", "Pourquoi … calibré à
-  99,9 % ?"), or in the sentence before a bare "C'est exact ?". A figure that only sets
+  99,9 % ?", a yes/no question "Le SCR est-il calibré à 99,9 % ?"), or in the sentence
+  before a bare "C'est exact ?". A figure that only sets
   the scene ("à 300 km de chez moi", "il y a 20 jours", "un patrimoine de plus de
   82 000 €") is not a premise and is never flagged.
 * It is **absent** when no retrieved source holds it, and **contradicted** when the
@@ -29,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 from rag_assets.answering.figures import DATE, DURATION, MONEY, PERCENT, Figure, figures, same_figure
 
 PREMISE_KINDS = (MONEY, PERCENT, DURATION, DATE)
+PASSAGES = 4  # passages read for the value the sources give (the answer shows fewer)
 _CONFIRM = re.compile(
     r"c['’]est (?:bien |vraiment |exactement )?(?:ça|ca|exact|vrai|juste|correct|bien le|bien la|bien les|bien ce)"
     r"|n['’]est[- ]ce pas|\bconfirme[rz]?\b|\bon m['’]a (?:dit|annonc[ée]|indiqu[ée]|affirm[ée])|\bon me dit\b"
@@ -37,6 +39,12 @@ _CONFIRM = re.compile(
     r"|\bbien (?:de|à|égale?s?|fixée?s?|plafonnée?s?)\b|\bpourquoi\b|\bvraiment\b"
     r"|\bis it (?:really |still )?(?:true|right|correct)\b|\bright\s*\?|\bisn['’]t it\b|\bwhy\b",
     re.IGNORECASE)
+# A yes/no question asserts what it asks to confirm ("Le SCR est-il calibré à 99,9 % ?",
+# "Le préavis est-il de six mois ?"): an inverted subject, and no interrogative word
+# ("Combien prend-elle en charge pour 10 jours ?" asks, it does not assert).
+_INVERTED = re.compile(r"\b\w+-(?:t-)?(?:il|elle|ils|elles|on)\b", re.IGNORECASE)
+_ASKING = re.compile(r"\b(?:combien|quel(?:le)?s?|comment|o[uù]|quand|lequel|laquelle|lesquel(?:le)?s|que|qu['’]|quoi)\b",
+                     re.IGNORECASE)
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\s*:\s+(?=[A-ZÀ-Þa-z])")
 _VARIANT_NOUNS = ("formule", "option", "niveau", "pack", "priorité", "priorite", "zone", "classe", "catégorie",
                   "categorie", "palier", "tranche", "module", "plan")
@@ -72,7 +80,8 @@ def asserted_figures(question: str) -> list[Figure]:
     sentences = [s for s in _SENTENCES.split(question or "") if s and s.strip()]
     chosen: list[Figure] = []
     for index, sentence in enumerate(sentences):
-        if not _CONFIRM.search(sentence):
+        yes_no = sentence.rstrip().endswith("?") and _INVERTED.search(sentence) and not _ASKING.search(sentence)
+        if not (_CONFIRM.search(sentence) or yes_no):
             continue
         own = [f for f in figures(sentence) if f.kind in PREMISE_KINDS]
         if not own and index > 0:
@@ -182,16 +191,17 @@ def figure_premises(question: str, answering: list[tuple[str, str, str, str]], c
                 break
         right = [v for v in values if not same_figure(claim, v)]
         claimed_there = any(same_figure(claim, v) for v in values)
-        said = ", ".join(dict.fromkeys(v.describe() for v in right))
+        given = list(dict.fromkeys(v.describe() for v in right))  # "99,5 %" written twice is one value
+        said = ", ".join(given)
         if not in_context:
             message = (f"La question indique {claim.describe()} : aucune des sources consultées ne mentionne "
                        f"{_kind_word(claim)}" + (f" ; elles indiquent {said}" if said else "") + ".")
-            premises.append(Premise("figure-absent", claim.describe(), [v.describe() for v in right], source[0],
+            premises.append(Premise("figure-absent", claim.describe(), given, source[0],
                                     source[1], sub_question, message))
         elif right and not claimed_there:
             message = (f"La question indique {claim.describe()}, mais la source indique {said}"
                        + (f" ({source[1]})" if source[1] else "") + ".")
-            premises.append(Premise("figure-contradicted", claim.describe(), [v.describe() for v in right],
+            premises.append(Premise("figure-contradicted", claim.describe(), given,
                                     source[0], source[1], sub_question, message))
     return premises
 
@@ -233,6 +243,8 @@ def name_premises(question: str, context: list[str], sub_question: int | None = 
         for name in sorted(names):
             if not noun.startswith("code:") and _CODE.fullmatch(name):
                 continue  # a code ("P4") is checked against the codes of the sources
+            if not noun.startswith("code:") and name.isalpha() and name.isupper() and len(name) >= 3:
+                continue  # "niveau APICIL": a name in capitals is an insurer or a product, not a variant
             if _fold(name) in {_fold(o) for o in others}:
                 continue
             if not noun.startswith("code:") and re.search(rf"\b{re.escape(_fold(name))}\b", folded_context):
@@ -303,7 +315,8 @@ def check_premises(question: str, subs, registry, extractive) -> tuple[list[Prem
             units, _ = units_of(registry, extractive.kb)
         sections = {registry[registry.section_id(p)].source_id for p in sub.parent_ids if registry.section_id(p)}
         sub_context = [registry[s].evidence for s in sections] or context
-        reference = extractive.answer_sub_question(index, replace(sub, text=text), units, registry, targeted=True)
+        reference = extractive.answer_sub_question(index, replace(sub, text=text), units, registry, targeted=True,
+                                                   max_units=PASSAGES)
         answering = [(p.source_ids[0], registry[p.source_ids[0]].name, p.text, p.text)
                      for p in reference if p.role == "answer" and p.source_ids]
         if own:

@@ -27,6 +27,11 @@ from rag_assets.retrieve.limits import QueryRefused
 @dataclass
 class RetrievalOptions:
     threshold: float = 0.5  # minimum relevance of the best parent
+    # ... or, for long questions whose circumstances no section holds: a parent both engines
+    # rank in their top `agreement_rank`, covering at least `agreement_threshold`, and no
+    # name in the question that no document contains ("chez Groupama")
+    agreement_rank: int = 3
+    agreement_threshold: float = 0.3
     keep_ratio: float = 0.6  # other parents kept when relevance >= keep_ratio * best (and >= 0.75 * threshold)
     candidates: int = 10  # parents asked from the hybrid search per query
     reranker: object | None = None  # callable(question, hits) -> list[float]
@@ -59,6 +64,7 @@ class Retriever:
         self.scopes: list[str] = []
         self.llm_results: list = []
         self._terms_cache: dict[tuple[str, str], set[str]] = {}
+        self._unknown_names: tuple[str, ...] = ()  # names of the last question no document contains
 
     # ---------------------------------------------------------------- scoring
     def _language(self, document_id: str, text: str) -> str:
@@ -102,6 +108,7 @@ class Retriever:
         except QueryRefused as exc:  # a rewritten or reformulated query over a limit finds nothing
             self.alerts.append(f"Recherche refusée ({exc}).")
             return []
+        self._unknown_names = trace.scope.unknown_names
         scope = trace.scope.describe({d: self.kb.document(d).get("title") or d for d in trace.scope.document_ids})
         if scope and scope not in self.scopes:
             self.scopes.append(scope)  # the answer says which documents the question was limited to
@@ -129,13 +136,56 @@ class Retriever:
         kept = [w for w in words if w and content_terms(w, language)]
         return " ".join(kept) or question
 
+    def child_coverage(self, question: str, hit) -> float:
+        """The question's coverage by the hit's best child (either engine's), its context
+        counting partly: a long question's circumstances rarely sit in one section, its
+        key terms do in one passage."""
+        language = self._language(hit.document_id, hit.text)
+        terms = content_terms(question, language)
+        best = 0.0
+        for child in hit.best_child.values():
+            best = max(best, self.weights.coverage(terms, set(analyze(child.get("text", ""), language)), language))
+        return best
+
+    def gate_evidence(self, question: str, hits: list, scores: dict) -> dict:
+        """What the relevance gate decides on, recorded with the sub-question."""
+        agreement = None
+        for hit in hits:
+            ranks = [hit.ranks.get(engine) for engine in ("bm25", "dense")]
+            if all(r is not None for r in ranks):
+                worst = max(ranks)
+                if agreement is None or worst < agreement[0]:
+                    agreement = (worst, hit)
+        best_id = max(scores, key=scores.get) if scores else None
+        return {
+            "coverage": round(max(scores.values(), default=0.0), 4),
+            "best_parent": best_id,
+            "agreement_rank": agreement[0] if agreement else None,
+            "agreement_coverage": round(scores.get(agreement[1].parent_id, 0.0), 4) if agreement else None,
+            "agreement_child_coverage": round(self.child_coverage(question, agreement[1]), 4) if agreement else None,
+            "unknown_names": list(self._unknown_names),
+            "terms": len(content_terms(question)),
+        }
+
+    def _passes(self, gate: dict) -> str | None:
+        """Why the gate lets the sub-question through ("coverage", "agreement"), or None."""
+        if gate["coverage"] >= self._threshold:
+            return "coverage"
+        reranking = self.options.reranker or getattr(self.kb, "rerank", None)
+        if not reranking and not gate["unknown_names"] and gate["agreement_rank"] is not None \
+                and gate["agreement_rank"] <= self.options.agreement_rank \
+                and gate["agreement_coverage"] >= self.options.agreement_threshold:
+            return "agreement"
+        return None
+
     def retrieve(self, question: str, budget: int) -> Retrieved:
         sub = SubQuestion(text=question, queries=[question])
         k = max(self.options.candidates, budget * 2)
         hits = self._search(question, k)
         scores = dict(zip([h.parent_id for h in hits], self._scores(question, hits)))
+        sub.gate = self.gate_evidence(question, hits, scores)
         best = max(scores.values(), default=0.0)
-        if best < self._threshold:
+        if not self._passes(sub.gate):
             query = self.reformulate(question)
             sub.reformulated = True
             sub.queries.append(query)
@@ -147,12 +197,14 @@ class Retriever:
             scores = {h.parent_id: max(a, b) for h, a, b in
                       zip(hits, self._scores(question, hits), self._scores(query, hits))}
             best = max(scores.values(), default=0.0)
+            sub.gate = self.gate_evidence(question, hits, scores)
         sub.best_score = round(best, 4)
-        if best < self._threshold:
+        sub.gate["decision"] = self._passes(sub.gate) or "refused"
+        if sub.gate["decision"] == "refused":
             sub.status = NO_SOURCE
             sub.scores = {p: round(s, 4) for p, s in scores.items()}
             return Retrieved(sub, [])
-        floor = max(self._threshold * 0.75, best * self.options.keep_ratio)
+        floor = min(max(self._threshold * 0.75, best * self.options.keep_ratio), best)
         order = {h.parent_id: i for i, h in enumerate(hits)}
         kept = sorted((h for h in hits if scores[h.parent_id] >= floor),
                       key=lambda h: (-round(scores[h.parent_id], 2), order[h.parent_id]))[:budget]

@@ -6,12 +6,16 @@
     rag-assets eval golden-sample
     rag-assets eval scifact --queries 50 --distractors 300     # a slice (its own store)
     rag-assets eval scifact --show                              # print the latest stored run
+    rag-assets eval golden-sample --answers                     # answers: NAME/answer_evaluation
+    rag-assets eval golden-insurance --answers --answerer gguf --subset local-nightly
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+
+from rag_assets.evaluation.answers import ANSWERERS
 
 
 def add_eval_parser(subparsers) -> None:
@@ -27,6 +31,17 @@ def add_eval_parser(subparsers) -> None:
     p.add_argument("--runs-dir", default="", help="where runs are written (default: evaluations/runs)")
     p.add_argument("--show", action="store_true", help="print the latest stored run of NAME instead of running")
     p.add_argument("--json", action="store_true", help="print the run summary as JSON")
+    answers = p.add_argument_group("answers", "evaluate the answers of `ask` instead of retrieval (golden sets)")
+    answers.add_argument("--answers", action="store_true",
+                         help="materialize NAME/answer_evaluation: citation and answer correctness, unsupported "
+                              "numbers, out-of-corpus refusals, false premises, latency")
+    answers.add_argument("--answerer", default="configured", choices=ANSWERERS,
+                         help="configured (an endpoint or RAG_ASSETS_LLM_GGUF when set, else extractive), "
+                              "extractive, or gguf (--gguf or RAG_ASSETS_LLM_GGUF)")
+    answers.add_argument("--gguf", default="", help="the GGUF file served for --answerer gguf")
+    answers.add_argument("--subset", default="", help="a named subset (local-nightly) or comma-separated question ids")
+    answers.add_argument("--split", default="", choices=["", "dev", "test"],
+                         help="dev (odd ids) or test (even ids) only")
     p.set_defaults(func=cmd_eval)
 
 
@@ -42,6 +57,8 @@ def cmd_eval(args, settings) -> int:
         print(f"unknown evaluation {args.name!r}; known: {', '.join(targets.target_names())}")
         return 2
     runs_dir = Path(args.runs_dir).resolve() if args.runs_dir else targets.runs_root()
+    if args.answers:
+        return _answers(args, settings, runs_dir)
     if args.show:
         run_dir = reporting.latest_run(runs_dir, args.name)
         if run_dir is None:
@@ -55,6 +72,43 @@ def cmd_eval(args, settings) -> int:
     if run_dir is None:
         return 1
     return _print(reporting.load_summary(run_dir), args.json)
+
+
+def _answers(args, settings, runs_dir: Path) -> int:
+    from rag_assets.defs.evaluation.runs import run_answer_evaluation
+    from rag_assets.defs.ingestion.runs import open_instance
+    from rag_assets.evaluation import answer_reporting, reporting, targets
+
+    if args.name not in targets.GOLDEN:
+        print(f"--answers: {args.name} is no golden set ({', '.join(targets.GOLDEN)})")
+        return 2
+    if args.show:
+        run_dir = reporting.latest_run(runs_dir, args.name, kind="answers")
+        if run_dir is None:
+            print(f"no stored answer run of {args.name} in {runs_dir}")
+            return 1
+    else:
+        if not args.eval_store and not targets.available(args.name):
+            print(f"{args.name}: data not found ({targets.describe(args.name)}); it needs ../shared beside the project")
+            return 1
+        with open_instance(settings) as instance:
+            run = run_answer_evaluation(args.name, answer_options(args, runs_dir), settings, instance)
+        if not run.success:
+            print(f"answer evaluation of {args.name} failed: {run.message}")
+            return 1
+        run_dir = run.run_dir
+    summary = reporting.load_summary(run_dir)
+    print(json.dumps(summary, ensure_ascii=False, indent=2) if args.json else answer_reporting.text_table(summary))
+    return 0
+
+
+def answer_options(args, runs_dir: Path):
+    """The flags as the options type the answer asset's config and evaluate_answers() share."""
+    from rag_assets.evaluation.answers import AnswerEvalOptions
+
+    return AnswerEvalOptions(answerer=args.answerer, gguf=args.gguf, subset=args.subset, split=args.split,
+                             store=str(Path(args.eval_store).resolve()) if args.eval_store else "",
+                             resamples=args.resamples, runs_dir=str(runs_dir))
 
 
 def _print(summary: dict, as_json: bool) -> int:

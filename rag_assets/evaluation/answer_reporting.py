@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import textwrap
 from pathlib import Path
 
 from rag_assets.evaluation.metrics import json_safe
@@ -90,7 +91,7 @@ def text_table(summary: dict) -> str:
 
 def write_plots(run_dir: Path, summary: dict) -> dict[str, str]:
     metrics = summary["metrics"]
-    rates = {label: {"answers": {"value": metrics[key]}} for key, label, _, kind in COLUMNS
+    rates = {textwrap.fill(label, 14): {"answers": {"value": metrics[key]}} for key, label, _, kind in COLUMNS
              if kind == "rate" and metrics.get(key, {}).get("n")}
     plots = {}
     if rates:
@@ -109,32 +110,17 @@ def write_plots(run_dir: Path, summary: dict) -> dict[str, str]:
 
 def write_run(run_dir: Path, summary: dict, rows: list[dict]) -> dict:
     run_dir.mkdir(parents=True, exist_ok=True)
-    write_per_question(run_dir / PER_QUESTION, [_flat(r) for r in rows])
+    write_per_question(run_dir / PER_QUESTION, _flat(rows))
     summary["files"] = {"per_question": PER_QUESTION, "table": TABLE, "plots": write_plots(run_dir, summary)}
     (run_dir / TABLE).write_text(markdown_table(summary) + "\n", encoding="utf-8")
     write_json_atomic(run_dir / SUMMARY, json_safe(summary))
     return summary
 
 
-def _flat(row: dict) -> dict:
-    """Parquet-friendly: lists of strings stay lists, anything else nested becomes JSON."""
-    out = {}
-    for key, value in row.items():
-        if isinstance(value, (list, tuple)) and not all(isinstance(v, str) for v in value):
-            value = json.dumps(list(value), ensure_ascii=False, default=str)
-        elif isinstance(value, dict):
-            value = json.dumps(value, ensure_ascii=False, default=str)
-        out[key] = value
-    return out
-
-
-def latest_answer_run(runs_dir: Path, target: str) -> Path | None:
-    candidates = []
-    for path in sorted(runs_dir.glob("*")):
-        try:
-            summary = json.loads((path / SUMMARY).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if summary.get("kind") == "answers" and summary.get("target") == target:
-            candidates.append(path)
-    return candidates[-1] if candidates else None
+def _flat(rows: list[dict]) -> list[dict]:
+    """Parquet-friendly, decided per column (an empty list and a list of numbers must not
+    meet in one column): lists of strings stay lists, any other nested value is JSON."""
+    nested = {key for row in rows for key, value in row.items()
+              if isinstance(value, dict) or (isinstance(value, (list, tuple)) and not all(isinstance(v, str) for v in value))}
+    return [{key: json.dumps(value if not isinstance(value, tuple) else list(value), ensure_ascii=False, default=str)
+             if key in nested and value is not None else value for key, value in row.items()} for row in rows]

@@ -8,7 +8,8 @@ question's `answer`, `evidence` and `trap`:
   (document + quote matching of evaluation/evidence.py, the same rule as retrieval qrels);
 * **answer correctness**: the figures of the expected answer (its head: what comes
   before a parenthesis or a semicolon; the false figure of a false-number trap excluded)
-  are in the answer after normalisation (answering/figures.py: "5 000 €" = "5000 €" =
+  are in the answer (its premise notes included: they come first, with their source)
+  after normalisation (answering/figures.py: "5 000 €" = "5000 €" =
   "5.000 €", "30 jours" = "un mois"); an expected answer without figures is scored by its
   key terms (half of them present, analysed like the index). An optional judge endpoint
   scores free text too, recorded as the judge's verdict, never mixed with ours;
@@ -294,8 +295,8 @@ def score_answer(question: Question, answer, kb, documents: dict, judged: dict |
     else:
         row.update(citation_correct=None, citations_holding=[], citation_precision=None, evidence_covered=None,
                    cited_parent_holds_evidence=None)
-    # answer correctness
-    text = answer.text
+    # answer correctness, on what the reader sees: the premises said first, then the paragraphs
+    text = "\n\n".join([p.get("message", "") for p in getattr(answer, "premises", []) or []] + [answer.text])
     found = figures_found(expected.figures, text)
     found_all = figures_found(expected.all_figures, text)
     share = term_share(expected.terms, text, question.language or "fr")

@@ -210,14 +210,16 @@ def load_summary(run_dir: Path) -> dict:
     return json.loads((run_dir / SUMMARY).read_text(encoding="utf-8"))
 
 
-def latest_run(runs_dir: Path, target: str) -> Path | None:
-    """The most recent run folder of a target (run ids start with a UTC timestamp)."""
-    candidates = sorted(p for p in runs_dir.glob("*") if (p / SUMMARY).exists() and _target_of(p) == target)
+def latest_run(runs_dir: Path, target: str, kind: str = "retrieval") -> Path | None:
+    """The most recent run folder of a target and kind (retrieval, or answers), run ids
+    starting with a UTC timestamp."""
+    candidates = sorted(p for p in runs_dir.glob("*") if (p / SUMMARY).exists() and _kind_of(p) == (target, kind))
     return candidates[-1] if candidates else None
 
 
-def _target_of(run_dir: Path) -> str | None:
+def _kind_of(run_dir: Path) -> tuple[str | None, str] | None:
     try:
-        return load_summary(run_dir).get("target")
+        summary = load_summary(run_dir)
     except (OSError, ValueError):
         return None
+    return summary.get("target"), summary.get("kind", "retrieval")

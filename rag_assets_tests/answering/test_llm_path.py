@@ -213,15 +213,18 @@ def test_a_paragraph_answering_a_sub_question_without_source_is_dropped(kb):
     assert "Canberra" not in answer.render() and "no source found" in answer.render()
 
 
-def test_numbers_absent_from_the_cited_source_are_flagged(kb):
+def test_a_paragraph_with_a_number_absent_from_its_cited_source_is_withheld_and_replaced(kb):
     script = {"route": [route(ZONE_A)],
               "answer": [answer_citing_table("La franchise pour une inondation en zone A est de 4 000 €.")],
               "verify": [verify_supported()]}
     with ScriptedOpenAI(script) as server:
         answer = ask(kb, ZONE_A, endpoints=[endpoint(server, "primary")])
-    [paragraph] = answer.paragraphs
-    assert paragraph.unsupported_numbers == ["4 000 €"] and paragraph.verdict == "partial"
-    assert any("4 000" in a for a in answer.alerts)
+    [withheld] = answer.withheld  # the kill switch: never presented as the answer, shown as withheld
+    assert withheld["unsupported_numbers"] == ["4 000 €"] and "4 000" in withheld["reason"]
+    [paragraph] = answer.paragraphs  # the supported extract of the same cited source takes its place
+    assert "5 000 €" in paragraph.text and paragraph.verdict == "supported" and not paragraph.unsupported_numbers
+    assert paragraph.source_ids and "4 000" not in answer.text
+    assert any("4 000" in a and "retenu" in a for a in answer.alerts) and "Paragraphe retenu" in answer.render()
 
 
 def test_a_quote_not_in_the_cited_source_downgrades_the_verdict(kb):

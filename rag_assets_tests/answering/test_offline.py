@@ -111,8 +111,11 @@ def test_injected_sentence_is_never_quoted_and_is_flagged(kb):
 def test_false_premise_is_corrected_with_the_source_value(kb):
     answer = kb.ask("Le SCR est-il calibré à 99,9 % ?")
     [paragraph] = answer.paragraphs
-    assert "99,5 %" in paragraph.text and "99,9 %" in paragraph.lead
-    assert paragraph.verdict == "supported"
+    assert "99,5 %" in paragraph.text and paragraph.verdict == "supported"
+    [premise] = answer.premises  # said first, citing the source that gives the right value
+    assert premise["claim"] == "99,9 %" and premise["found"] == ["99,5 %"]
+    assert answer.source(premise["source_id"]) is not None
+    assert answer.render().startswith(f"⚠ {premise['message']}")
 
 
 def test_comparison_is_split_into_sub_questions(kb):

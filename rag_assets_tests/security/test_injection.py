@@ -56,7 +56,7 @@ def test_the_extractive_answer_never_returns_a_flagged_sentence(hostile_store):
 
 
 @pytest.mark.slow
-def test_the_model_repeating_a_flagged_sentence_is_dropped_and_its_number_unsupported(hostile_store):
+def test_the_model_repeating_a_flagged_sentence_is_dropped_and_its_number_withheld(hostile_store):
     settings = hostile_store[0]
     kb = KnowledgeBase.open(settings.store)
 
@@ -78,7 +78,8 @@ def test_the_model_repeating_a_flagged_sentence_is_dropped_and_its_number_unsupp
     assert "ressemble à une consigne" in answer_request  # the model was told what the passage is
     assert "The correct franchise is 1 euro" not in answer.text
     assert any("écarté" in a and "consigne" in a for a in answer.alerts)
-    # its own words are withheld too: "1 €" is in no evidence once the flagged sentence is out
-    [withheld] = [w for w in answer.withheld if w["text"] == "La franchise est de 1 €."]
-    assert withheld["unsupported_numbers"] and "1 €" not in answer.text
-    assert all("1 euro" not in p.text and "1 €" not in p.text for p in answer.paragraphs)
+    # "1 €" is in no evidence: withheld (shown as such), never presented as the answer
+    [withheld] = answer.withheld
+    assert withheld["text"] == "La franchise est de 1 €." and withheld["unsupported_numbers"]
+    assert "1 €" not in answer.text and all(p.verdict == "supported" for p in answer.paragraphs)
+    assert "Paragraphe retenu" in answer.render()

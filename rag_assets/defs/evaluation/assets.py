@@ -8,6 +8,9 @@ knowledge-store resource, and an evaluation asset downstream of its index assets
     scifact/source_file ⇢ scifact/source_document → … → scifact/children → scifact/lexical_index
         → scifact/publication → scifact/retrieval_evaluation
 
+A golden set whose questions carry expected answers also gets ``<set>/answer_evaluation``
+beside it, on the same corpus (rag_assets/defs/evaluation/answers.py).
+
 The store is ``$RAG_ASSETS_EVAL_STORES/<target>/knowledge``. A UI click materializes any
 of these assets against that store; no benchmark document ever lands under the product's
 keys or partitions. The evaluation asset only reads the store: it never ingests. The CLI
@@ -29,7 +32,6 @@ runs and skips with a reason when ``../shared`` is absent.
 
 import dataclasses
 import re
-import typing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,20 +40,15 @@ from dagster import (
     AssetDep,
     AssetExecutionContext,
     AssetKey,
-    AssetRecordsFilter,
     AssetsDefinition,
-    AutomationCondition,
     DagsterInstance,
-    DagsterRunStatus,
     DataVersion,
     DefaultScheduleStatus,
     DynamicPartitionsDefinition,
     Failure,
-    Field,
     MaterializeResult,
     MetadataValue,
     OpExecutionContext,
-    RunsFilter,
     RunRequest,
     ScheduleEvaluationContext,
     SkipReason,
@@ -62,30 +59,31 @@ from dagster import (
     schedule,
 )
 
+from rag_assets.defs.evaluation.answers import build_answer_evaluation, build_local_model_nightly
+from rag_assets.defs.evaluation.corpus_state import (
+    EVALUATION_CONDITION,
+    GROUP,
+    INDEX_STAGES,
+    dataclass_schema,
+    failed_documents,
+    latest_materialization,
+)
 from rag_assets.defs.ingestion.assets import IngestionGraph, build_ingestion_graph
-from rag_assets.defs.ingestion.runs import failure_message, observe_sources, run_withdrawal
+from rag_assets.defs.ingestion.runs import observe_sources, run_withdrawal
 from rag_assets.defs.ingestion.jobs import build_withdraw_job
 from rag_assets.defs.resources import KnowledgeStoreResource
 from rag_assets.evaluation import provenance, targets
 from rag_assets.evaluation.evaluate import EvalOptions, EvaluationError, evaluate
 from rag_assets.evaluation.reporting import failure_headline, image_markdown, markdown_table
-from rag_assets.index.publication import read_publication
+from rag_assets.evaluation.answers import has_answers
 from rag_assets.ingest import planning
 from rag_assets.store import KnowledgeStore, document_key_for
 
-GROUP = "evaluation"
-INDEX_STAGES = ("dense_embeddings", "lexical_index", "publication")
 EVALUATION = "retrieval_evaluation"
-
-# The asset's run config is EvalOptions itself: its schema is generated from the dataclass
-# (Dagster's Config classes are pydantic models; a generated schema keeps one declaration).
-_PYTHON_TYPES = {int: int, str: str, bool: bool, float: float}
 
 
 def options_schema() -> dict:
-    hints = typing.get_type_hints(EvalOptions)
-    return {f.name: Field(_PYTHON_TYPES[hints[f.name]], default_value=f.default, is_required=False)
-            for f in dataclasses.fields(EvalOptions)}
+    return dataclass_schema(EvalOptions)
 
 
 def options_config(options: EvalOptions) -> dict:
@@ -98,13 +96,14 @@ def _safe(text: str) -> str:
 
 @dataclass(frozen=True)
 class Corpus:
-    """One evaluation target's corpus graph, its evaluation asset and its store."""
+    """One evaluation target's corpus graph, its evaluation assets and its store."""
 
     name: str  # the target
     label: str  # the target, or its slice (scifact@q30d150)
     graph: IngestionGraph
     evaluation: AssetsDefinition
     withdraw_job: object
+    answers: AssetsDefinition | None = None  # golden sets whose questions carry expected answers
 
     @property
     def resource_key(self) -> str:
@@ -122,17 +121,7 @@ class Corpus:
 
     @property
     def assets(self) -> list:
-        return [*self.graph.assets, self.evaluation]
-
-
-# Re-evaluate when the corpus's indexes changed (or the evaluation's code), once nothing
-# upstream is in progress: the runs of one corpus refresh are requested together, so the
-# evaluation waits for the last of them.
-EVALUATION_CONDITION = (
-    (AutomationCondition.any_deps_updated() | AutomationCondition.code_version_changed()).since_last_handled()
-    & ~AutomationCondition.any_deps_in_progress()
-    & ~AutomationCondition.in_progress()
-).with_label("corpus indexes updated, corpus settled")
+        return [*self.graph.assets, self.evaluation, *([self.answers] if self.answers is not None else [])]
 
 
 def build_corpus(name: str, label: str | None = None, embedder: str | None = None) -> Corpus:
@@ -171,48 +160,8 @@ def build_corpus(name: str, label: str | None = None, embedder: str | None = Non
                                  data_version=DataVersion(evaluation_data_version(result.summary)))
 
     withdraw_job = build_withdraw_job(f"{prefix.replace('-', '_')}_withdraw_documents", resource_key)
-    return Corpus(name, label, graph, retrieval_evaluation, withdraw_job)
-
-
-def failed_documents(instance: DagsterInstance, graph: IngestionGraph, store: Path) -> dict[str, dict]:
-    """Documents registered in the store that no publication serves: document id ->
-    {"file", "reason"}, the reason being the failure of the latest failed run of that
-    partition in this corpus graph."""
-    knowledge = KnowledgeStore(store)
-    published = read_publication(knowledge) if knowledge.root.exists() else {}
-    failed = {}
-    for key, path in sorted(knowledge.registry().items()):
-        if key not in published:
-            failed[key] = {"file": path, "reason": last_failure(instance, graph, key)}
-    return failed
-
-
-def last_failure(instance: DagsterInstance, graph: IngestionGraph, partition: str) -> str | None:
-    """Why the latest failed run of this corpus graph on `partition` failed (its steps are
-    this graph's ops: another graph may hold a partition of the same name)."""
-    ours = {stage.op.name for stage in graph.stages}
-    records = instance.get_run_records(RunsFilter(tags={"dagster/partition": partition},
-                                                  statuses=[DagsterRunStatus.FAILURE]), limit=20)
-    for record in records:
-        events = [entry.dagster_event for entry in instance.all_logs(record.dagster_run.run_id)
-                  if entry.dagster_event is not None]
-        if any(event.step_key in ours for event in events):
-            return failure_message(events)
-    return None
-
-
-def latest_materialization(instance: DagsterInstance, graph: IngestionGraph):
-    """``(stage, partition) -> {run_id, data_version, timestamp}`` of its latest materialization."""
-    def latest(stage: str, partition: str) -> dict | None:
-        records = instance.fetch_materializations(
-            AssetRecordsFilter(asset_key=graph.key(stage), asset_partitions=[partition]), limit=1).records
-        if not records:
-            return None
-        record = records[0]
-        tags = record.asset_materialization.tags or {}
-        return {"run_id": record.run_id, "data_version": tags.get("dagster/data_version"), "timestamp": record.timestamp}
-
-    return latest
+    answers = build_answer_evaluation(name, prefix, graph) if label == name and has_answers(name) else None
+    return Corpus(name, label, graph, retrieval_evaluation, withdraw_job, answers)
 
 
 def evaluation_data_version(summary: dict) -> str:
@@ -345,5 +294,6 @@ def corpus_resources() -> dict:
 
 
 evaluation_assets = [a for corpus in CORPORA.values() for a in corpus.assets]
-evaluation_jobs = [refresh_benchmarks_job, *(corpus.withdraw_job for corpus in CORPORA.values())]
-evaluation_schedules = [nightly_benchmarks]
+local_model_job, nightly_local_model_answers = build_local_model_nightly(CORPORA["golden-insurance"].answers)
+evaluation_jobs = [refresh_benchmarks_job, local_model_job, *(corpus.withdraw_job for corpus in CORPORA.values())]
+evaluation_schedules = [nightly_benchmarks, nightly_local_model_answers]

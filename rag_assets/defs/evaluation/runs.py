@@ -1,9 +1,10 @@
-"""`rag-assets eval NAME` through Dagster: the corpus graph first (the same runs module as
-`rag-assets ingest`: one run per stale or missing document), then one run of the
-evaluation asset, which only reads the store."""
+"""`rag-assets eval NAME [--answers]` through Dagster: the corpus graph first (the same runs
+module as `rag-assets ingest`: one run per stale or missing document), then one run of the
+evaluation asset (retrieval or answers), which only reads the store."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -13,6 +14,7 @@ from dagster import DagsterInstance, Definitions, define_asset_job
 from rag_assets.defs.evaluation.assets import collection, corpus_for, options_config
 from rag_assets.defs.ingestion import runs
 from rag_assets.evaluation import targets
+from rag_assets.evaluation.answers import AnswerEvalOptions
 from rag_assets.evaluation.evaluate import EvalOptions
 from rag_assets.settings import Settings
 
@@ -34,25 +36,46 @@ def run_evaluation(name: str, options: EvalOptions, settings: Settings, instance
     label = targets.label_of(name, options.queries, options.distractors)
     corpus = corpus_for(name, label, settings.embedder)
     resource = corpus.resource(stores_root, settings.embedder)
-    corpus_settings = resource.settings()
-    outcomes = []
-    if not options.store:
-        files, leftovers = collection(corpus, corpus_settings)
-        if leftovers:
-            log(f"withdrawing {len(leftovers)} document(s) no longer part of {label}: {', '.join(leftovers)}")
-            runs.run_withdrawal(instance, corpus.graph, corpus.withdraw_job, corpus_settings, leftovers)
-        log(f"{label}: {len(files)} document(s) in {corpus_settings.store}")
-        outcomes = runs.ingest(files, corpus_settings, instance, graph=corpus.graph,
-                               on_outcome=lambda o, done, total: log(
-                                   f"[{done}/{total}] {o.status:9s} {o.path.name} {o.message.splitlines()[0] if o.message else ''}".rstrip()))
+    outcomes = [] if options.store else build_corpus_store(corpus, resource.settings(), instance, log)
+    return materialize(corpus, corpus.evaluation, options_config(options), resource, instance, outcomes)
+
+
+def run_answer_evaluation(name: str, options: AnswerEvalOptions, settings: Settings, instance: DagsterInstance,
+                          stores_root: Path | None = None, log: Callable[[str], None] = print) -> EvaluationRun:
+    """`rag-assets eval NAME --answers`: the corpus graph (unless `options.store`), then
+    ``NAME/answer_evaluation``."""
+    corpus = corpus_for(name, name, settings.embedder)
+    if corpus.answers is None:
+        return EvaluationRun(False, "", message=f"{name}: no question carries an expected answer")
+    resource = corpus.resource(stores_root, settings.embedder)
+    outcomes = [] if options.store else build_corpus_store(corpus, resource.settings(), instance, log)
+    return materialize(corpus, corpus.answers, dataclasses.asdict(options), resource, instance, outcomes)
+
+
+def build_corpus_store(corpus, corpus_settings: Settings, instance: DagsterInstance,
+                       log: Callable[[str], None]) -> list:
+    """Withdraw what left the collection, then run the corpus graph for every stale or
+    missing document (the runs module of `rag-assets ingest`); the ingest outcomes."""
+    files, leftovers = collection(corpus, corpus_settings)
+    if leftovers:
+        log(f"withdrawing {len(leftovers)} document(s) no longer part of {corpus.label}: {', '.join(leftovers)}")
+        runs.run_withdrawal(instance, corpus.graph, corpus.withdraw_job, corpus_settings, leftovers)
+    log(f"{corpus.label}: {len(files)} document(s) in {corpus_settings.store}")
+    return runs.ingest(files, corpus_settings, instance, graph=corpus.graph,
+                       on_outcome=lambda o, done, total: log(
+                           f"[{done}/{total}] {o.status:9s} {o.path.name} {o.message.splitlines()[0] if o.message else ''}".rstrip()))
+
+
+def materialize(corpus, evaluation, config: dict, resource, instance: DagsterInstance, outcomes: list) -> EvaluationRun:
+    """One in-process run of an evaluation asset of `corpus` with its run config."""
     job = Definitions(assets=corpus.assets, resources={corpus.resource_key: resource},
-                      jobs=[define_asset_job(runs.RUN_JOB_NAME, selection=[corpus.evaluation_key])]
+                      jobs=[define_asset_job(runs.RUN_JOB_NAME, selection=[evaluation.key])]
                       ).resolve_job_def(runs.RUN_JOB_NAME)
-    run_config = {**INFO_CONSOLE, "ops": {corpus.evaluation.op.name: {"config": options_config(options)}}}
+    run_config = {**INFO_CONSOLE, "ops": {evaluation.op.name: {"config": config}}}
     result = job.execute_in_process(run_config=run_config, instance=instance, raise_on_error=False,
-                                    tags={"rag_assets/source": f"cli eval {label}"})
+                                    tags={"rag_assets/source": f"cli eval {corpus.label} {evaluation.key.path[-1]}"})
     if not result.success:
         return EvaluationRun(False, result.run_id, message=runs.failure_message(result.all_events), outcomes=outcomes)
-    [event] = result.asset_materializations_for_node(corpus.evaluation.op.name)
+    [event] = result.asset_materializations_for_node(evaluation.op.name)
     metadata = runs.plain_metadata(event.metadata)
     return EvaluationRun(True, result.run_id, Path(metadata["run_dir"]), outcomes=outcomes, metadata=metadata)

@@ -1,0 +1,76 @@
+"""Figures compared across spellings, the figures a question asserts (and those that only
+set the scene), and false premises found against source texts: plain functions, no store."""
+
+import pytest
+
+from rag_assets.answering.figures import figures, same_figure
+from rag_assets.answering.premises import asserted_figures, figure_premises, name_premises
+
+
+def one(text: str):
+    [figure] = figures(text)
+    return figure
+
+
+@pytest.mark.parametrize("a, b", [
+    ("5 000 €", "5000 euros"), ("5 000 €", "5.000 €"), ("6 930 k€", "6 930 000 €"), ("99,5 %", "99.5 pour cent"),
+    ("30 jours", "un mois"), ("deux ans", "24 mois"), ("trois (3) mois", "3 mois"),
+    ("1er octobre 2024", "2024-10-01"),
+])
+def test_two_spellings_of_one_figure_compare_equal(a, b):
+    assert same_figure(one(a), one(b))
+
+
+@pytest.mark.parametrize("a, b", [("5 000 €", "3 000 €"), ("6 mois", "6 jours"), ("99,5 %", "99,9 %")])
+def test_different_figures_differ(a, b):
+    assert not same_figure(one(a), one(b))
+
+
+@pytest.mark.parametrize("question, asserted", [
+    ("La franchise inondation en zone A est-elle bien de 3 000 € ?", ["3 000 €"]),
+    ("On m'a dit que la franchise est de 500 €. C'est exact ?", ["500 €"]),
+    ("Pourquoi le SCR est-il calibré à 99,9 % ?", ["99,9 %"]),
+    ("Le SCR est-il calibré à 99,9 % ?", ["99,9 %"]),  # a yes/no question asserts its figure
+    ("Je pars en vacances à 300 km de chez moi depuis 20 jours. Quelle est la franchise vol ?", []),
+    ("On est 4 : combien MAIF prend-elle en charge pour 10 jours d'hôtel ?", []),  # asks, asserts nothing
+])
+def test_only_the_figures_a_question_takes_for_granted_are_premises(question, asserted):
+    assert [f.raw for f in asserted_figures(question)] == asserted
+
+
+def test_a_contradicted_figure_is_flagged_with_the_source_value():
+    question = "La franchise inondation en zone A est-elle bien de 3 000 € ?"
+    table = "Inondation ; Zone A ; 5 000 €"
+    [premise] = figure_premises(question, [("S1-T1", "Tableau 1", table, table)],
+                                [table, "Inondation ; Zone B ; 3 000 €"])
+    assert premise.kind == "figure-contradicted" and premise.found == ["5 000 €"] and premise.source_id == "S1-T1"
+    assert "3 000 €" in premise.message and "5 000 €" in premise.message
+
+
+def test_a_figure_no_source_holds_is_flagged_absent():
+    question = "Le préavis est-il bien de six mois ?"
+    [premise] = figure_premises(question, [("S2", "Avenant", "préavis de deux (2) mois", "préavis de deux (2) mois")],
+                                ["le préavis de résiliation est ramené de trois (3) mois à deux (2) mois"])
+    assert premise.kind == "figure-absent" and premise.found == ["deux (2) mois"]
+
+
+def test_a_confirmed_figure_is_no_premise():
+    question = "La franchise inondation en zone A est-elle bien de 5 000 € ?"
+    table = "Inondation ; Zone A ; 5 000 €"
+    assert figure_premises(question, [("S1", "Tableau 1", table, table)], [table]) == []
+
+
+def test_a_variant_the_sources_never_name_is_flagged_with_the_ones_they_do():
+    sources = ["P1 – Critique 4 heures 1 jour ouvré", "P2 – Majeure 8 heures", "P3 – Mineure 1 jour ouvré"]
+    [premise] = name_premises("Quel est le délai de rétablissement pour une priorité P4 ?", sources)
+    assert premise.kind == "name-absent" and premise.claim == "P4" and premise.found == ["P1", "P2", "P3"]
+    assert name_premises("Quel est le délai de rétablissement pour une priorité P3 ?", sources) == []
+    levels = ["Niveau 1 Niveau 2 Niveau 3 : forfait implantologie 300 €"]
+    assert name_premises("Gamme Équilibre niveau APICIL 5 : quel forfait ?", levels) == []  # a name, not a level
+
+
+def test_a_value_the_source_writes_twice_is_given_once():
+    passage = "le SCR est calibré à 99,5 % : il correspond à la VaR à 99,5 % des fonds propres"
+    [premise] = figure_premises("Le SCR est-il calibré à 99,9 % ?", [("S3", "Lien avec le SCR", passage, passage)],
+                                [passage])
+    assert premise.found == ["99,5 %"] and premise.message.count("99,5 %") == 1
