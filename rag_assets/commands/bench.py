@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -30,7 +31,30 @@ def add_bench_parser(sub) -> None:
     p.add_argument("--repeats", type=int, default=3, help="times each question is asked per size")
     p.add_argument("--ann-min-rows", type=int, help="rows from which the dense index is IVF-PQ (default: the index's)")
     p.add_argument("--workdir", type=Path, help="keep the scaled stores here (default: a temporary folder, removed)")
+    p.add_argument("--ingestion-store", type=Path,
+                   help="also print ingestion figures per stage read from this store's run records (read only)")
     p.set_defaults(func=cmd_bench)
+
+
+def print_ingestion(store: Path, dagster_home: Path) -> None:
+    """Per-stage figures of the runs `dagster_home` recorded for `store`, read from a copy
+    (opening an instance may write to its folder; the store stays untouched)."""
+    from rag_assets.benchmarking.ingestion_figures import summarize
+    from rag_assets.defs.ingestion.runs import open_instance, stage_records
+    from rag_assets.settings import load_settings
+
+    with tempfile.TemporaryDirectory(prefix="rag-assets-bench-") as scratch:
+        home = Path(scratch) / "dagster"
+        shutil.copytree(dagster_home, home)
+        instance = open_instance(load_settings().model_copy(update={"store": store, "dagster_home": home}))
+        summary = summarize(stage_records(instance))
+    print(f"ingestion of {store}: {summary['documents']} documents, {summary['pages']:,} pages, "
+          f"end to end {summary['end_to_end_pages_per_s']} pages/s (sum of stage seconds; latest run of each stage)")
+    for stage, figures in summary["stages"].items():
+        extra = f", {figures['s_per_page']} s/page" if "s_per_page" in figures else ""
+        print(f"  {stage:18s} {figures['documents']:>3} documents  {figures['seconds']:>8.1f} s  "
+              f"median {figures['median_s']:>6.2f} s/document  {figures['rate'] or ''}{extra}")
+    print()
 
 
 def _questions(path: Path, limit: int) -> list[str]:
@@ -43,6 +67,9 @@ def cmd_bench(args, settings) -> int:
     from rag_assets.benchmarking.scaled_store import VECTOR_NOISE, WORD_SHARE, build_scaled_store, read_source
     from rag_assets.index.dense import ANN_MIN_ROWS
 
+    if args.ingestion_store:
+        store = args.ingestion_store.resolve()
+        print_ingestion(store, store / "dagster" if (store / "dagster").is_dir() else settings.dagster_home)
     source_root = (args.source_store or settings.store).resolve()
     source = read_source(source_root)
     real = sum(d.children.height for d in source)
