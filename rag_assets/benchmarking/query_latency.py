@@ -34,14 +34,15 @@ def rss_mb() -> float:
 
 
 def dense_recall(kb, vectors: list[np.ndarray], k: int = 10) -> float:
-    """Mean share of the exact top k the configured dense search returns."""
+    """Mean share of the exact top k found in the top k of the dense search as `retrieve`
+    runs it (2 x candidates fetched)."""
     from rag_assets.index.filters import SearchFilters
 
     filters = SearchFilters.from_dict(None, None)
     shares = []
     for vector in vectors:
         exact = {h["child_id"] for h in kb.dense.search(vector, filters, limit=k, exact=True)}
-        found = {h["child_id"] for h in kb.dense.search(vector, filters, limit=k)}
+        found = {h["child_id"] for h in kb.dense.search(vector, filters, limit=2 * kb.candidates)[:k]}
         shares.append(len(exact & found) / max(1, len(exact)))
     return float(np.mean(shares))
 
