@@ -82,7 +82,7 @@ def cmd_bench(args, settings) -> int:
     print(f"scaled stores: real children replicated, each copy with {WORD_SHARE:.0%} of its words replaced and its "
           f"vector perturbed (noise {VECTOR_NOISE}/dim, cosine ~0.9); IVF-PQ from {ann_min_rows:,} rows")
     header = (f"{'children':>9} {'docs':>5} {'index':>6} {'build s':>7} {'open s':>6} {'cold s':>6} "
-              + " ".join(f"{s[:9]:>13}" for s in (*STAGES, "dense exact")) + f" {'recall@10':>9} {'RSS MB':>6} {'peak':>6}")
+              + " ".join(f"{s.replace('query_embedding', 'query emb'):>13}" for s in (*STAGES, "dense exact")) + f" {'recall@10':>9} {'RSS MB':>6} {'peak':>6}")
     rows = []
     with tempfile.TemporaryDirectory(prefix="rag-assets-bench-") as scratch:
         workdir = args.workdir or Path(scratch)
