@@ -1,4 +1,4 @@
-"""rag-assets command line: ingest documents, search, ask, evaluate (subcommands in
+"""rag-assets command line: ingest documents, search, ask, evaluate, bench (subcommands in
 rag_assets/commands/)."""
 
 from __future__ import annotations
@@ -36,10 +36,12 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=cmd_demo)
 
     from rag_assets.commands.ask import add_ask_parser
+    from rag_assets.commands.bench import add_bench_parser
     from rag_assets.commands.evaluate import add_eval_parser
 
     add_ask_parser(sub)
     add_eval_parser(sub)
+    add_bench_parser(sub)
 
     args = parser.parse_args(argv)
     settings = load_settings()

@@ -353,6 +353,8 @@ class _OnnxEncoder:
 
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads, options.inter_op_num_threads = threads(), 1
+        # idle threads sleep instead of spinning: after a query the search engines need the cores
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = onnxruntime.InferenceSession(str(folder / f"{runtime}.onnx"), options,
                                                      providers=["CPUExecutionProvider"])
         tensors = _memmap_safetensors(folder / "model.safetensors")

@@ -60,6 +60,21 @@ class LexicalDoc:
     text: str
 
 
+def _entry(doc: LexicalDoc, version: str) -> tantivy.Document:
+    language = doc.language if doc.language in TEXT_FIELDS else "fr"
+    return tantivy.Document(
+        child_id=doc.child_id,
+        parent_id=doc.parent_id,
+        document_id=doc.document_id,
+        version=version,
+        language=language,
+        document_type=doc.document_type or "",
+        allowed_groups=list(doc.allowed_groups),
+        effective_date=date_number(doc.effective_date),
+        **{TEXT_FIELDS[language]: doc.text},
+    )
+
+
 class LexicalIndex:
     def __init__(self, directory: Path):
         self.directory = Path(directory)
@@ -80,22 +95,15 @@ class LexicalIndex:
             writer.delete_documents_by_query(self._versions_query(document_id, keep - {version}, exclude=True))
             count = 0
             for doc in docs:
-                language = doc.language if doc.language in TEXT_FIELDS else "fr"
-                writer.add_document(
-                    tantivy.Document(
-                        child_id=doc.child_id,
-                        parent_id=doc.parent_id,
-                        document_id=doc.document_id,
-                        version=version,
-                        language=language,
-                        document_type=doc.document_type or "",
-                        allowed_groups=list(doc.allowed_groups),
-                        effective_date=date_number(doc.effective_date),
-                        **{TEXT_FIELDS[language]: doc.text},
-                    )
-                )
+                writer.add_document(_entry(doc, version))
                 count += 1
         return count
+
+    def add(self, entries: Iterable[tuple[str, LexicalDoc]]) -> None:
+        """Add (version, doc) entries in one commit: bulk loads, as the benchmark's."""
+        with self._writer() as writer:
+            for version, doc in entries:
+                writer.add_document(_entry(doc, version))
 
     def drop_versions_except(self, document_id: str, version: str | None) -> None:
         keep = {version} if version else set()

@@ -446,9 +446,11 @@ def run_publication(settings: Settings, document_id: str) -> StageResult:
     dense.drop_versions_except(document_id, version)
     lexical.drop_versions_except(document_id, version)
     leftovers = dense.count(document_id) - counts["dense"], lexical.count(document_id) - counts["lexical"]
+    dense_index = dense.maintain_ann_index()  # exact below ANN_MIN_ROWS rows, IVF-PQ above
     return StageResult(
         data_version=version,
-        metadata={"version": version, "previous_version": previous, "published_at": entry["published_at"], **counts},
+        metadata={"version": version, "previous_version": previous, "published_at": entry["published_at"], **counts,
+                  "dense_index": dense_index},
         checks={
             "published_version_complete": Check(consistent, f"{counts}"),
             "no_other_version_left": Check(leftovers == (0, 0), f"{leftovers[0]} dense and {leftovers[1]} lexical rows of other versions"),

@@ -364,3 +364,24 @@ def run_withdrawal(instance: DagsterInstance, graph: IngestionGraph, job_def, se
                                         instance=instance, resources=resources_for(settings, graph),
                                         raise_on_error=False)
     return result.success
+
+
+def stage_records(instance: DagsterInstance) -> list[dict[str, Any]]:
+    """Every successful stage of every run the instance holds: the document (partition), the
+    stage, its step's seconds (start to success) and its materialization metadata."""
+    kinds = {DagsterEventType.STEP_START, DagsterEventType.STEP_SUCCESS, DagsterEventType.ASSET_MATERIALIZATION}
+    found = []
+    for run in instance.get_runs():
+        started: dict[str, float] = {}
+        metadata: dict[str, dict[str, Any]] = {}
+        for entry in instance.all_logs(run.run_id, of_type=kinds):
+            event, step = entry.dagster_event, (entry.dagster_event.step_key or "").split("__")[-1]
+            if event.event_type == DagsterEventType.STEP_START:
+                started[step] = entry.timestamp
+            elif event.event_type == DagsterEventType.ASSET_MATERIALIZATION:
+                materialization = event.step_materialization_data.materialization
+                metadata[materialization.asset_key.path[-1]] = plain_metadata(materialization.metadata)
+            elif step in started:
+                found.append({"document": run.tags.get("dagster/partition"), "stage": step,
+                              "seconds": entry.timestamp - started[step], "metadata": metadata.get(step, {})})
+    return found

@@ -1,0 +1,113 @@
+"""`rag-assets bench`: query latency, cold start, memory and dense recall against store size.
+
+Stores of each size are built in a scratch folder by replicating the published children of a
+real store (rag_assets/benchmarking/scaled_store.py); each size is measured in a fresh process
+(rag_assets/benchmarking/query_latency.py). Figures are printed, never asserted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from rag_assets.settings import PROJECT_ROOT
+
+DEFAULT_QUESTIONS = PROJECT_ROOT / "evaluations" / "golden-insurance.jsonl"
+STAGES = ("query_embedding", "bm25", "dense", "fusion", "search")
+
+
+def add_bench_parser(sub) -> None:
+    p = sub.add_parser("bench", help="query latency p50/p95, cold start, RSS and dense recall@10 at several store sizes")
+    p.add_argument("--source-store", type=Path, help="real store whose published children are replicated (default: --store)")
+    p.add_argument("--sizes", default="1000,10000", help="children per store, comma-separated (100000 takes a few minutes more)")
+    p.add_argument("--questions", type=Path, default=DEFAULT_QUESTIONS, help="golden set (JSONL) whose questions are asked")
+    p.add_argument("--max-questions", type=int, default=30)
+    p.add_argument("--repeats", type=int, default=3, help="times each question is asked per size")
+    p.add_argument("--ann-min-rows", type=int, help="rows from which the dense index is IVF-PQ (default: the index's)")
+    p.add_argument("--workdir", type=Path, help="keep the scaled stores here (default: a temporary folder, removed)")
+    p.add_argument("--ingestion-store", type=Path,
+                   help="also print ingestion figures per stage read from this store's run records (read only)")
+    p.set_defaults(func=cmd_bench)
+
+
+def print_ingestion(store: Path, dagster_home: Path) -> None:
+    """Per-stage figures of the runs `dagster_home` recorded for `store`, read from a copy
+    (opening an instance may write to its folder; the store stays untouched)."""
+    from rag_assets.benchmarking.ingestion_figures import summarize
+    from rag_assets.defs.ingestion.runs import open_instance, stage_records
+    from rag_assets.settings import load_settings
+
+    with tempfile.TemporaryDirectory(prefix="rag-assets-bench-") as scratch:
+        home = Path(scratch) / "dagster"
+        shutil.copytree(dagster_home, home)
+        instance = open_instance(load_settings().model_copy(update={"store": store, "dagster_home": home}))
+        summary = summarize(stage_records(instance))
+    print(f"ingestion of {store}: {summary['documents']} documents, {summary['pages']:,} pages, "
+          f"end to end {summary['end_to_end_pages_per_s']} pages/s (sum of stage seconds; latest run of each stage)")
+    for stage, figures in summary["stages"].items():
+        extra = f", {figures['s_per_page']} s/page" if "s_per_page" in figures else ""
+        print(f"  {stage:18s} {figures['documents']:>3} documents  {figures['seconds']:>8.1f} s  "
+              f"median {figures['median_s']:>6.2f} s/document  {figures['rate'] or ''}{extra}")
+    print()
+
+
+def _questions(path: Path, limit: int) -> list[str]:
+    from rag_assets.evaluation.questions import load_questions
+
+    return [q.question for q in load_questions(path)][:limit]
+
+
+def cmd_bench(args, settings) -> int:
+    from rag_assets.benchmarking.scaled_store import VECTOR_NOISE, WORD_SHARE, build_scaled_store, read_source
+    from rag_assets.index.dense import ANN_MIN_ROWS
+
+    if args.ingestion_store:
+        store = args.ingestion_store.resolve()
+        print_ingestion(store, store / "dagster" if (store / "dagster").is_dir() else settings.dagster_home)
+    source_root = (args.source_store or settings.store).resolve()
+    source = read_source(source_root)
+    real = sum(d.children.height for d in source)
+    questions = _questions(args.questions, args.max_questions)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    ann_min_rows = args.ann_min_rows or ANN_MIN_ROWS
+    print(f"source: {source_root} ({len(source)} published documents, {real:,} children); "
+          f"{len(questions)} questions of {args.questions.name} x {args.repeats}; embedder {settings.embedder}; "
+          f"{os.environ.get('OMP_NUM_THREADS', '?')} threads, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+    print(f"scaled stores: real children replicated, each copy with {WORD_SHARE:.0%} of its words replaced and its "
+          f"vector perturbed (noise {VECTOR_NOISE}/dim, cosine ~0.9); IVF-PQ from {ann_min_rows:,} rows")
+    header = (f"{'children':>9} {'docs':>5} {'index':>6} {'build s':>7} {'open s':>6} {'cold s':>6} "
+              + " ".join(f"{s.replace('query_embedding', 'query emb'):>13}" for s in (*STAGES, "dense exact")) + f" {'recall@10':>9} {'RSS MB':>6} {'peak':>6}")
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="rag-assets-bench-") as scratch:
+        workdir = args.workdir or Path(scratch)
+        questions_file = Path(scratch) / "questions.json"
+        questions_file.write_text(json.dumps(questions, ensure_ascii=False))
+        for size in sizes:
+            target = workdir / f"store-{size}"
+            started = time.perf_counter()
+            built = build_scaled_store(source, target, size, ann_min_rows=ann_min_rows)
+            build_s = time.perf_counter() - started
+            env = {**os.environ, "RAG_ASSETS_EMBEDDER": settings.embedder}
+            measured = subprocess.run(
+                [sys.executable, "-m", "rag_assets.benchmarking.query_latency", str(target), str(questions_file),
+                 "--repeats", str(args.repeats)], env=env, capture_output=True, text=True, check=True)
+            figures = json.loads(measured.stdout.strip().splitlines()[-1])
+            rows.append({"size": size, "build_s": round(build_s, 1), "built": built, **figures})
+            print(f"  {size:,} children: {built['documents']} documents ({built['replicas']} replicas), "
+                  f"index {built['ann']}, built in {build_s:.1f} s", flush=True)
+    print("\nlatency in ms, p50/p95 (search = retrieve + hits, query embedding included; cold = open + first search)")
+    print(header)
+    for row in rows:
+        latency = {**row["latency_ms"], "dense exact": row["dense_exact_ms"]}
+        cells = " ".join(f"{latency[s]['p50']:>6.1f}/{latency[s]['p95']:<6.1f}" if s in latency else f"{'-':>13}"
+                         for s in (*STAGES, "dense exact"))
+        print(f"{row['children']:>9,} {row['documents']:>5} {row['dense_index']:>6} {row['build_s']:>7.1f} "
+              f"{row['open_s']:>6.2f} {row['cold_start_s']:>6.2f} {cells} {row['recall_at_10']:>9.3f} "
+              f"{row['rss_mb']:>6} {row['peak_rss_mb']:>6}")
+    return 0
