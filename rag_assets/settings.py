@@ -42,6 +42,12 @@ class Settings(BaseSettings):
     max_query_chars: int = Field(2000, gt=0)
     max_query_terms: int = Field(200, gt=0)
     reranker: str | None = None  # sentence-transformers CrossEncoder name or path
+    # Retrieval defaults: each kept on only because it won on the golden-insurance dev split
+    # and held on its test split (evaluations/ablation-golden-insurance.md).
+    fusion: str = "rrf:k=60,bm25=1,dense=1"  # rag_assets/retrieve/fusion.py spec
+    use_scope: bool = True  # the documents the question names limit the search
+    use_thesaurus: bool = True  # thesaurus labels added to BM25 as weighted terms
+    use_acronyms: bool = True  # known acronyms get their long form before both engines
     # answering (`ask`): OpenAI-compatible endpoints, optional local GGUF (see rag_assets/answering/config.py)
     llm_base_url: str | None = None
     llm_api_key: str | None = Field(None, repr=False)
@@ -54,7 +60,6 @@ class Settings(BaseSettings):
     child_max_tokens: ClassVar[int] = 400
     parent_max_tokens: ClassVar[int] = 2000
     candidates_per_engine: ClassVar[int] = 20
-    rrf_k: ClassVar[int] = 60
 
     @property
     def max_file_bytes(self) -> int:

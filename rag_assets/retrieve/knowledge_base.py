@@ -20,7 +20,7 @@ from rag_assets.index.dense import DenseIndex
 from rag_assets.embedding import get_embedder
 from rag_assets.errors import StoreMismatchError
 from rag_assets.index.filters import SearchFilters
-from rag_assets.retrieve.fusion import DEFAULT_WEIGHTS, children_to_parents, rrf
+from rag_assets.retrieve.fusion import PLAIN_RRF, Fusion, children_to_parents
 from rag_assets.retrieve.query import AnalyzedQuery
 from rag_assets.retrieve.acronyms import AcronymDictionary
 from rag_assets.retrieve.thesaurus import load_thesaurus
@@ -49,7 +49,7 @@ class ChildHit:
 @dataclass(frozen=True)
 class FusedParent:
     parent_id: str
-    score: float  # fused (weighted RRF) score; phrase-holding parents lead whatever it says
+    score: float  # fused score (kb.fusion); phrase-holding parents lead whatever it says
     ranks: dict[str, int]  # engine -> rank of the parent in that engine's parent ranking
 
 
@@ -99,16 +99,15 @@ COMMON_SHARE = 0.02
 
 
 class KnowledgeBase:
-    def __init__(self, store: KnowledgeStore, embedder_spec: str, candidates: int = 20, rrf_k: int = 60,
-                 reranker: str | None = None, weights: dict[str, float] | None = None, use_scope: bool = True,
+    def __init__(self, store: KnowledgeStore, embedder_spec: str, candidates: int = 20,
+                 fusion: Fusion | str = PLAIN_RRF, reranker: str | None = None, use_scope: bool = True,
                  use_thesaurus: bool = True, use_acronyms: bool = True):
         self.store = store
         # callable(question, hits) -> scores in [0, 1], used by `ask`; None when not configured
         self.rerank = reranker_from_spec(reranker)
         self.embedder_spec = embedder_spec
         self.candidates = candidates
-        self.rrf_k = rrf_k
-        self.weights = dict(weights or DEFAULT_WEIGHTS)  # engine -> weight in the fusion
+        self.fusion = Fusion.parse(fusion) if isinstance(fusion, str) else fusion
         self.use_scope = use_scope  # limit retrieval to the documents the question names
         # thesaurus terms for BM25, acronyms resolved before both engines
         self.use_thesaurus, self.use_acronyms = use_thesaurus, use_acronyms
@@ -132,8 +131,20 @@ class KnowledgeBase:
         root = Path(path) if path is not None else settings.store
         if not root.exists():
             raise FileNotFoundError(f"no knowledge store at {root}: run `rag-assets ingest PATH…` first")
-        return cls(KnowledgeStore(root), embedder or settings.embedder, settings.candidates_per_engine, settings.rrf_k,
-                   settings.reranker)
+        return cls.from_settings(settings.model_copy(update={"store": root}), embedder)
+
+    @classmethod
+    def from_settings(cls, settings, embedder: str | None = None, **overrides) -> "KnowledgeBase":
+        """The store and retrieval defaults of ``settings``; ``overrides``: constructor arguments."""
+        options = dict(candidates=settings.candidates_per_engine, fusion=settings.fusion, reranker=settings.reranker,
+                       use_scope=settings.use_scope, use_thesaurus=settings.use_thesaurus,
+                       use_acronyms=settings.use_acronyms)
+        return cls(KnowledgeStore(settings.store), embedder or settings.embedder, **{**options, **overrides})
+
+    def retrieval_config(self) -> dict:
+        """What shapes a ranking, for evaluation records."""
+        return {"fusion": self.fusion.spec(), "candidates_per_engine": self.candidates, "scope": self.use_scope,
+                "thesaurus": self.use_thesaurus, "acronyms": self.use_acronyms}
 
     def _publication_stamp(self):
         try:
@@ -242,7 +253,7 @@ class KnowledgeBase:
     def retrieve(self, question: str | AnalyzedQuery, filters: dict | SearchFilters | None = None, groups=None,
                  candidates: int | None = None, term_weights: dict[str, float] | None = None) -> RetrievalTrace:
         """BM25 and dense over children (``candidates`` each), collapsed to parents (best
-        child per engine), fused by weighted Reciprocal Rank Fusion; parents holding a
+        child per engine), fused by ``self.fusion`` (weighted RRF or normalized scores); parents holding a
         quoted clause of the question lead. Only hits of each document's published version
         count; others (a re-index in flight) are skipped and listed in the trace."""
         question = checked_question(question)  # length, terms, empty, cleaned (QueryRefused)
@@ -282,7 +293,7 @@ class KnowledgeBase:
         children = {"bm25": lexical, "dense": dense}
         parents = {engine: children_to_parents(hits) for engine, hits in children.items()}
         fused = [FusedParent(p, score, ranks) for p, score, ranks in
-                 rrf({e: [h.parent_id for h in ranking] for e, ranking in parents.items()}, self.rrf_k, self.weights)]
+                 self.fusion.fuse({e: [(h.parent_id, h.score) for h in ranking] for e, ranking in parents.items()})]
         # A quoted clause (≥4 terms in order) is what the reader is looking for: the
         # parents holding it verbatim come first, whatever the fusion says.
         quoting = list(dict.fromkeys(h.parent_id for h in phrase))
