@@ -48,6 +48,7 @@ class Settings(BaseSettings):
     use_scope: bool = True  # the documents the question names limit the search
     use_thesaurus: bool = True  # thesaurus labels added to BM25 as weighted terms
     use_acronyms: bool = True  # known acronyms get their long form before both engines
+    use_prf: bool = False  # RM3-style pseudo-relevance feedback: a second BM25 pass
     # answering (`ask`): OpenAI-compatible endpoints, optional local GGUF (see rag_assets/answering/config.py)
     llm_base_url: str | None = None
     llm_api_key: str | None = Field(None, repr=False)

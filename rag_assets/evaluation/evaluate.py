@@ -120,7 +120,7 @@ def evaluate(
     if benchmark is not None:
         prepared = _benchmark_inputs(benchmark, kb, bool(failed))
     else:
-        prepared = _golden_inputs(targets.GOLDEN[name], kb, failed, options.split)
+        prepared = golden_inputs(targets.GOLDEN[name], kb, failed, options.split)
     log(f"{label}: {len(prepared['requests'])} queries, {len(prepared['qrels'])} judged, "
         f"{prepared['units_indexed']} units indexed")
 
@@ -205,7 +205,7 @@ def evaluate(
     return EvalResult(summary, run_dir, reporting.markdown_table(summary), plots)
 
 
-def _golden_inputs(target: targets.GoldenTarget, kb: KnowledgeBase, failed: dict[str, dict] | None = None,
+def golden_inputs(target: targets.GoldenTarget, kb: KnowledgeBase, failed: dict[str, dict] | None = None,
                    split: str = "") -> dict:
     questions = in_split(load_questions(target.questions_path), split)
     failed_files = {d: (f.get("file") or "", Path(f.get("file") or d).name) for d, f in (failed or {}).items()}
