@@ -21,6 +21,8 @@ def add_study_parsers(subparsers) -> None:
     p.add_argument("--eval-store", default="", help="the set's knowledge store (default: --store / RAG_ASSETS_STORE)")
     p.add_argument("--split", choices=("dev", "test", "all"), default="test")
     p.add_argument("--only", nargs="*", default=[], help="variants to run (plain RRF always runs)")
+    p.add_argument("--candidates", type=int, default=200,
+                   help="children per engine: 200 as `eval` ranks (default), 20 for what `search` serves")
     p.add_argument("--no-write", action="store_true", help="print only; do not write evaluations/ablations/")
     p.set_defaults(func=cmd_ablation)
 
@@ -36,6 +38,6 @@ def cmd_ablation(args, settings) -> int:
     from rag_assets.evaluation.ablation import ablation
 
     result = ablation(args.name, settings, "" if args.split == "all" else args.split, args.eval_store,
-                      tuple(args.only), write=not args.no_write)
+                      tuple(args.only), args.candidates, write=not args.no_write)
     print(result["markdown"])
     return 0

@@ -53,7 +53,10 @@ def tuned_fusion(name: str, settings: Settings) -> Fusion:
 
 
 def ablation(name: str, settings: Settings, split: str = "test", store: str = "", only: tuple[str, ...] = (),
-             resamples: int = m.RESAMPLES, seed: int = m.SEED, log=print, write: bool = True) -> dict:
+             candidates: int = 2 * DEPTH, resamples: int = m.RESAMPLES, seed: int = m.SEED, log=print,
+             write: bool = True) -> dict:
+    """``candidates``: children each engine returns; 2 × depth as `rag-assets eval` ranks, or
+    the product's served depth (settings.candidates_per_engine) to see what `search` gives."""
     if name not in targets.GOLDEN:
         raise ValueError(f"ablation runs on golden sets ({', '.join(targets.GOLDEN)}), not {name!r}")
     if store:
@@ -64,13 +67,12 @@ def ablation(name: str, settings: Settings, split: str = "test", store: str = ""
     ranked: dict[str, dict[str, list[str]]] = {}
     configs: dict[str, dict] = {}
     for variant, switches in chosen.items():
-        # candidates = 2 × depth: the ranking evaluated is the one the product computes at that depth
-        kb = KnowledgeBase.from_settings(settings, reranker=None, candidates=2 * DEPTH, **switches)
+        kb = KnowledgeBase.from_settings(settings, reranker=None, candidates=candidates, **switches)
         if prepared is None:
             prepared = golden_inputs(targets.GOLDEN[name], kb, split=split)
             log(f"{name} {split or 'all'}: {len(prepared['qrels'])} judged questions")
         requests = [r for r in prepared["requests"] if r.qid in prepared["qrels"]]
-        runs = run_engines(kb, requests)
+        runs = run_engines(kb, requests, candidates=candidates)
         if variant == BASELINE:
             ranked["bm25"], ranked["dense"] = runs.units["bm25"], runs.units["dense"]
             configs["bm25"] = configs["dense"] = {"scope": False, "thesaurus": False, "acronyms": False, "prf": False}
@@ -97,6 +99,7 @@ def ablation(name: str, settings: Settings, split: str = "test", store: str = ""
         "store": str(settings.store),
         "code": provenance.code_version().get("git_commit"),
         "tuned_fusion": tuned.spec(),
+        "candidates_per_engine": candidates,
         "configs": configs,
         "bootstrap": {"resamples": resamples, "seed": seed, "confidence": m.CONFIDENCE},
         "rows": rows,
@@ -104,7 +107,8 @@ def ablation(name: str, settings: Settings, split: str = "test", store: str = ""
     }
     result["markdown"] = markdown(result)
     if write:
-        stem = PROJECT_ROOT / "evaluations" / "ablations" / f"{name}-{split or 'all'}"
+        served = "" if candidates == 2 * DEPTH else f"-c{candidates}"
+        stem = PROJECT_ROOT / "evaluations" / "ablations" / f"{name}-{split or 'all'}{served}"
         stem.parent.mkdir(parents=True, exist_ok=True)
         stem.with_suffix(".json").write_text(json.dumps(m.json_safe(result), ensure_ascii=False, indent=1) + "\n",
                                              encoding="utf-8")
@@ -122,7 +126,8 @@ def _cell(cell: dict | None, signed: bool = False) -> str:
 
 
 def markdown(result: dict) -> str:
-    lines = [f"### {result['target']}, {result['split']} split ({result['questions']} judged questions)", "",
+    lines = [f"### {result['target']}, {result['split']} split ({result['questions']} judged questions, "
+             f"{result['candidates_per_engine']} children per engine)", "",
              "| variant | recall@5 | nDCG@10 | MRR@10 | Δ recall@5 vs RRF | Δ nDCG@10 vs RRF | Δ MRR@10 vs RRF |",
              "|---|---|---|---|---|---|---|"]
     for variant, row in result["rows"].items():
