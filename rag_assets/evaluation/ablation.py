@@ -28,8 +28,9 @@ BASELINE = "rrf"
 COMPONENTS = ("scope", "thesaurus", "acronyms", "prf")
 
 
-def variants(tuned: Fusion) -> dict[str, dict]:
-    """name -> KnowledgeBase switches (fusion, use_<component>)."""
+def variants(tuned: Fusion, default: dict | None = None) -> dict[str, dict]:
+    """name -> KnowledgeBase switches (fusion, use_<component>); with the settings' ``default``
+    (`default_config`), also that configuration with and without PRF."""
     none = {f"use_{c}": False for c in COMPONENTS}
     every = {f"use_{c}": c != "prf" for c in COMPONENTS}
     out = {BASELINE: {**none, "fusion": PLAIN_RRF}}
@@ -41,6 +42,10 @@ def variants(tuned: Fusion) -> dict[str, dict]:
     for component in ("scope", "thesaurus", "acronyms"):
         out[f"all - {component}"] = {**every, f"use_{component}": False, "fusion": tuned}
     out["all + prf"] = {**every, "use_prf": True, "fusion": tuned}
+    if default:
+        switches = {f"use_{c}": default[c] for c in COMPONENTS}
+        out["default"] = {**switches, "fusion": Fusion.parse(default["fusion"])}
+        out["default + prf"] = {**switches, "use_prf": True, "fusion": Fusion.parse(default["fusion"])}
     return out
 
 
@@ -62,7 +67,8 @@ def ablation(name: str, settings: Settings, split: str = "test", store: str = ""
     if store:
         settings = settings.model_copy(update={"store": Path(store).resolve()})
     tuned = tuned_fusion(name, settings)
-    chosen = {k: v for k, v in variants(tuned).items() if not only or k in only or k == BASELINE}
+    chosen = {k: v for k, v in variants(tuned, default_config(settings)).items()
+              if not only or k in only or k == BASELINE}
     prepared = None
     ranked: dict[str, dict[str, list[str]]] = {}
     configs: dict[str, dict] = {}
@@ -99,6 +105,7 @@ def ablation(name: str, settings: Settings, split: str = "test", store: str = ""
         "store": str(settings.store),
         "code": provenance.code_version().get("git_commit"),
         "tuned_fusion": tuned.spec(),
+        "default": default_config(settings),
         "candidates_per_engine": candidates,
         "configs": configs,
         "bootstrap": {"resamples": resamples, "seed": seed, "confidence": m.CONFIDENCE},
@@ -117,6 +124,16 @@ def ablation(name: str, settings: Settings, split: str = "test", store: str = ""
     return result
 
 
+def default_config(settings: Settings) -> dict:
+    """The switches and fusion the settings give (the product's default)."""
+    return {"fusion": Fusion.parse(settings.fusion).spec(), "scope": settings.use_scope,
+            "thesaurus": settings.use_thesaurus, "acronyms": settings.use_acronyms, "prf": settings.use_prf}
+
+
+def _is_default(config: dict, default: dict) -> bool:
+    return bool(default) and all(config.get(k) == v for k, v in default.items())
+
+
 def _cell(cell: dict | None, signed: bool = False) -> str:
     if not cell:
         return ""
@@ -131,7 +148,9 @@ def markdown(result: dict) -> str:
              "| variant | recall@5 | nDCG@10 | MRR@10 | Δ recall@5 vs RRF | Δ nDCG@10 vs RRF | Δ MRR@10 vs RRF |",
              "|---|---|---|---|---|---|---|"]
     for variant, row in result["rows"].items():
-        lines.append(f"| {variant} | " + " | ".join(_cell(row.get(metric)) for metric in METRICS) + " | "
+        default = _is_default(result["configs"].get(variant, {}), result.get("default"))
+        name = f"**{variant}{'' if variant == 'default' else ' (default)'}**" if default else variant
+        lines.append(f"| {name} | " + " | ".join(_cell(row.get(metric)) for metric in METRICS) + " | "
                      + " | ".join(_cell(row.get(f"{metric} - rrf"), signed=True) for metric in METRICS) + " |")
     lines += ["", f"Mean [95 % bootstrap CI, {result['bootstrap']['resamples']} resamples, seed "
                   f"{result['bootstrap']['seed']}]; * = the paired difference's CI excludes 0. "
