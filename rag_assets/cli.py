@@ -38,10 +38,12 @@ def main(argv: list[str] | None = None) -> int:
     from rag_assets.commands.ask import add_ask_parser
     from rag_assets.commands.bench import add_bench_parser
     from rag_assets.commands.evaluate import add_eval_parser
+    from rag_assets.commands.retrieval_study import add_study_parsers
 
     add_ask_parser(sub)
     add_eval_parser(sub)
     add_bench_parser(sub)
+    add_study_parsers(sub)
 
     args = parser.parse_args(argv)
     settings = load_settings()

@@ -46,6 +46,17 @@ class Settings(BaseSettings):
     max_query_chars: int = Field(2000, gt=0)
     max_query_terms: int = Field(200, gt=0)
     reranker: str | None = None  # sentence-transformers CrossEncoder name or path
+    # Retrieval defaults, chosen on golden-insurance's dev split and checked on its test split
+    # (evaluations/ablations/golden-insurance-{dev,test}.md): scope won; the thesaurus and PRF
+    # did not; acronyms are neutral (they touch 22 questions whose acronyms the policies also
+    # write as such) and stay for corpora that write only the long form. The fusion spec
+    # (rag_assets/retrieve/fusion.py) is `rag-assets tune-fusion golden-insurance`'s choice on
+    # dev (evaluations/fusion-tuning-golden-insurance.json).
+    fusion: str = "wsum:norm=min-max,bm25=0.55,dense=0.45"
+    use_scope: bool = True  # the documents the question names limit the search
+    use_thesaurus: bool = False  # thesaurus labels added to BM25 as weighted terms (lost on dev)
+    use_acronyms: bool = True  # known acronyms get their long form before both engines
+    use_prf: bool = False  # RM3-style pseudo-relevance feedback: a second BM25 pass
     # answering (`ask`): OpenAI-compatible endpoints, optional local GGUF (see rag_assets/answering/config.py)
     llm_base_url: str | None = None
     llm_api_key: str | None = Field(None, repr=False)
@@ -58,7 +69,6 @@ class Settings(BaseSettings):
     child_max_tokens: ClassVar[int] = 400
     parent_max_tokens: ClassVar[int] = 2000
     candidates_per_engine: ClassVar[int] = 20
-    rrf_k: ClassVar[int] = 60
 
     @model_validator(mode="after")
     def _postgres_has_its_url(self) -> Settings:

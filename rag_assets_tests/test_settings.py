@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from rag_assets.retrieve.fusion import Fusion
 from rag_assets.settings import PROJECT_ROOT, Settings, load_settings
 
 VARIABLES = ["RAG_ASSETS_STORE", "DAGSTER_HOME", "RAG_ASSETS_EMBEDDER", "RAG_ASSETS_MAX_FILE_MB",
@@ -31,7 +32,8 @@ def test_defaults(env):
     assert settings.convert_timeout_s == 1800.0
     assert (settings.llm_base_url, settings.llm_endpoints, settings.llm_gguf, settings.reranker) == (None,) * 4
     assert settings.llm_multimodal is False
-    assert (settings.child_max_tokens, settings.candidates_per_engine, settings.rrf_k) == (400, 20, 60)
+    assert (settings.child_max_tokens, settings.candidates_per_engine) == (400, 20)
+    assert Fusion.parse(settings.fusion).spec() == settings.fusion
 
 
 def test_variables_are_read_typed_and_empty_means_unset(env, tmp_path, monkeypatch):

@@ -29,6 +29,9 @@ def add_eval_parser(subparsers) -> None:
     p.add_argument("--eval-store", default="", help="evaluate this existing knowledge store as it is (no ingestion)")
     p.add_argument("--no-reference", action="store_true", help="benchmarks: skip the protocol reference BM25")
     p.add_argument("--runs-dir", default="", help="where runs are written (default: evaluations/runs)")
+    p.add_argument("--split", choices=("dev", "test"), default="",
+                   help="golden sets: evaluate only the dev or the test questions (rag_assets/evaluation/splits.py)")
+    p.add_argument("--fusion", default="", help="fusion spec instead of the default, e.g. wsum:norm=min-max,bm25=0.7,dense=0.3")
     p.add_argument("--show", action="store_true", help="print the latest stored run of NAME instead of running")
     p.add_argument("--json", action="store_true", help="print the run summary as JSON")
     answers = p.add_argument_group("answers", "evaluate the answers of `ask` instead of retrieval (golden sets)")
@@ -124,7 +127,7 @@ def eval_options(args, runs_dir: Path):
 
     return EvalOptions(queries=args.queries, distractors=args.distractors, resamples=args.resamples,
                        store=str(Path(args.eval_store).resolve()) if args.eval_store else "",
-                       reference=not args.no_reference, runs_dir=str(runs_dir))
+                       reference=not args.no_reference, runs_dir=str(runs_dir), split=args.split, fusion=args.fusion)
 
 
 def run_through_dagster(args, settings, runs_dir: Path) -> Path | None:

@@ -1,5 +1,5 @@
 """Evaluation of retrieval: golden question sets and public benchmarks (BEIR layout),
-per engine (bm25, dense, hybrid RRF), with ranx metrics, bootstrap confidence intervals,
+per engine (bm25, dense, hybrid fusion), with ranx metrics, bootstrap confidence intervals,
 paired tests and the context measure. Plain modules (no Dagster here); the assets are in
 rag_assets/defs/evaluation/assets.py.
 
@@ -13,7 +13,10 @@ rag_assets/defs/evaluation/assets.py.
     context.py         the context measure (evidence inside the parents given to the model)
     provenance.py      code/model/index/dataset versions of a run
     reporting.py       run folder: summary JSON, per-question Parquet, PNG plots, tables
-    runner.py          one evaluation end to end
+    evaluate.py        one evaluation end to end
+    splits.py          the fixed dev/test split of the golden sets
+    fusion_tuning.py   the fusion tuned on a dev split (ranx optimize_fusion)
+    ablation.py        retrieval components one by one on a split, with CIs
 """
 
 import os

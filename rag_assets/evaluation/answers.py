@@ -49,6 +49,7 @@ from rag_assets.evaluation import metrics as m
 from rag_assets.evaluation import provenance, targets
 from rag_assets.evaluation.evidence import TextUnit, document_matches, quote_matches
 from rag_assets.evaluation.questions import Question, load_questions
+from rag_assets.evaluation.splits import in_split, split_of
 from rag_assets.hashing import sha256_file
 from rag_assets.retrieve.query import analyze, content_terms
 from rag_assets.settings import Settings
@@ -128,17 +129,6 @@ def has_answers(name: str) -> bool:
 
 # ------------------------------------------------------------------------- selection
 
-def _number(qid: str) -> int | None:
-    digits = re.findall(r"\d+", qid)
-    return int(digits[-1]) if digits else None
-
-
-def split_of(qid: str) -> str:
-    """dev: odd ids (thresholds are set on them), test: even ids (reported on)."""
-    number = _number(qid)
-    return "dev" if number is not None and number % 2 else "test"
-
-
 def select(questions: list[Question], name: str, subset: str = "", split: str = "") -> list[Question]:
     if subset:
         named = SUBSETS.get(name, {}).get(subset)
@@ -148,11 +138,10 @@ def select(questions: list[Question], name: str, subset: str = "", split: str = 
         if unknown:
             raise AnswerEvaluationError(f"{name}: subset {subset!r} names unknown questions {', '.join(unknown)}")
         questions = [q for q in questions if q.id in set(ids)]
-    if split:
-        if split not in ("dev", "test"):
-            raise AnswerEvaluationError(f"split must be dev or test, not {split!r}")
-        questions = [q for q in questions if split_of(q.id) == split]
-    return questions
+    try:
+        return in_split(questions, split)
+    except ValueError as error:
+        raise AnswerEvaluationError(str(error)) from error
 
 
 # ------------------------------------------------------------------ expected answers
@@ -534,8 +523,7 @@ def evaluate_answers(name: str, settings: Settings, options: AnswerEvalOptions |
     started = time.perf_counter()
     target = targets.GOLDEN[name]
     questions = select(load_questions(target.questions_path), name, options.subset, options.split)
-    kb = KnowledgeBase(KnowledgeStore(settings.store), settings.embedder, settings.candidates_per_engine,
-                       settings.rrf_k, getattr(settings, "reranker", None))
+    kb = KnowledgeBase.from_settings(settings)
     documents = _documents(kb)
     failed = dict(sorted((failed_documents or {}).items()))
     judge_llm = _judge_client(options)

@@ -3,7 +3,7 @@ given to the model, and what those parents cost in tokens.
 
 For each judged question, the model receives the top ``k`` parents of the product's hybrid
 ranking, exactly as ``KnowledgeBase.search(question, k)`` serves them (``candidates``
-children per engine, RRF). Then:
+children per engine, fused). Then:
 
 * ``evidence_share`` = evidence items covered by those parents / evidence items
   (question sets: an item is a document + quote; benchmarks: a relevant record);

@@ -4,7 +4,8 @@ Engines (the product's own retrieval, `KnowledgeBase.retrieve`, asked deeper):
 
 * ``bm25``   — Tantivy over children, collapsed to parents (best child);
 * ``dense``  — LanceDB over children, collapsed to parents;
-* ``hybrid`` — Reciprocal Rank Fusion of the two parent rankings (k = settings.rrf_k);
+* ``hybrid`` — the two parent rankings fused as settings.fusion says (weighted RRF or
+  normalized scores, rag_assets/retrieve/fusion.py);
 * ``reranked`` — when a reranker is configured (``RAG_ASSETS_RERANKER``, or ``reranker=``
   a callable ``(question, hits with .text) -> scores`` as rag_assets/retrieve/reranking.py makes):
   the top ``rerank_depth`` parents of the hybrid ranking re-ordered by its scores, the

@@ -29,6 +29,7 @@ from rag_assets.evaluation import provenance, reporting, targets
 from rag_assets.evaluation.engines import DEPTH, RERANK_DEPTH, QueryRequest, reference_bm25_run, run_engines
 from rag_assets.evaluation.evidence import TextUnit, document_matches, relevant_units
 from rag_assets.evaluation.questions import load_questions
+from rag_assets.evaluation.splits import check_split, in_split
 from rag_assets.settings import Settings
 from rag_assets.store import KnowledgeStore
 
@@ -47,6 +48,8 @@ class EvalOptions:
     context_k: int = context_mod.CONTEXT_K  # parents given to the model (context measure)
     reference: bool = True  # benchmarks: also run the protocol reference BM25
     runs_dir: str = ""  # default: $RAG_ASSETS_EVAL_RUNS or evaluations/runs
+    split: str = ""  # golden sets: "" = every question, "dev" or "test" (rag_assets/evaluation/splits.py)
+    fusion: str = ""  # a fusion spec (rag_assets/retrieve/fusion.py) instead of settings.fusion
     run_id: str = ""  # default: <UTC time>-<label>
 
 
@@ -86,13 +89,19 @@ def evaluate(
     if not targets.available(name):
         raise EvaluationError(f"{name}: data not found ({targets.describe(name)}); benchmarks and the shared golden "
                               "set need ../shared beside the project")
+    if options.split and targets.is_benchmark(name):
+        raise EvaluationError(f"{name}: --split applies to golden question sets (a benchmark has its own splits)")
+    try:
+        check_split(options.split)
+    except ValueError as error:
+        raise EvaluationError(str(error)) from error
     started = time.perf_counter()
     benchmark = None
     if targets.is_benchmark(name):
         benchmark = targets.load_target_benchmark(name, options.queries, options.distractors)
         label = benchmark.label
     else:
-        label = name
+        label = f"{name}@{options.split}" if options.split else name
     if options.store:
         settings = settings.model_copy(update={"store": Path(options.store).resolve()})
     failed = dict(sorted((failed_documents or {}).items()))
@@ -102,11 +111,8 @@ def evaluate(
         log(f"WARNING: {Path(failure.get('file') or document_id).name} failed to ingest: its questions count as "
             f"misses ({failure.get('reason') or 'no reason recorded'})")
 
-    kb = KnowledgeBase(KnowledgeStore(settings.store), settings.embedder, settings.candidates_per_engine, settings.rrf_k)
-    if reranker is None and getattr(settings, "reranker", None):
-        from rag_assets.retrieve.reranking import reranker_from_spec
-
-        reranker = reranker_from_spec(settings.reranker)
+    kb = KnowledgeBase.from_settings(settings, **({"fusion": options.fusion} if options.fusion else {}))
+    reranker = reranker or kb.rerank  # settings.reranker, loaded by the knowledge base
     embedder = get_embedder(settings.embedder)
     if not kb.document_ids():
         raise EvaluationError(f"{label}: no document of {settings.store} is published: "
@@ -114,7 +120,7 @@ def evaluate(
     if benchmark is not None:
         prepared = _benchmark_inputs(benchmark, kb, bool(failed))
     else:
-        prepared = _golden_inputs(targets.GOLDEN[name], kb, failed)
+        prepared = golden_inputs(targets.GOLDEN[name], kb, failed, options.split)
     log(f"{label}: {len(prepared['requests'])} queries, {len(prepared['qrels'])} judged, "
         f"{prepared['units_indexed']} units indexed")
 
@@ -164,7 +170,7 @@ def evaluate(
         "config": {
             "depth": options.depth,
             "candidates_per_engine": 2 * options.depth,
-            "rrf_k": kb.rrf_k,
+            "retrieval": kb.retrieval_config(),
             "context_k": options.context_k,
             "context_candidates_per_engine": kb.candidates,
             "slice": benchmark.slice if benchmark is not None else None,
@@ -199,8 +205,9 @@ def evaluate(
     return EvalResult(summary, run_dir, reporting.markdown_table(summary), plots)
 
 
-def _golden_inputs(target: targets.GoldenTarget, kb: KnowledgeBase, failed: dict[str, dict] | None = None) -> dict:
-    questions = load_questions(target.questions_path)
+def golden_inputs(target: targets.GoldenTarget, kb: KnowledgeBase, failed: dict[str, dict] | None = None,
+                   split: str = "") -> dict:
+    questions = in_split(load_questions(target.questions_path), split)
     failed_files = {d: (f.get("file") or "", Path(f.get("file") or d).name) for d, f in (failed or {}).items()}
     documents = {d: (kb.document(d).get("original_path", ""), kb.document(d).get("file_name", "")) for d in kb.document_ids()}
     # A section reads with its own heading ("1. Délai d'attente" + "Néant."): match both.
@@ -242,6 +249,7 @@ def _golden_inputs(target: targets.GoldenTarget, kb: KnowledgeBase, failed: dict
         },
         "dataset": {
             "questions_file": target.questions,
+            "split": split or "all",
             "questions_sha256": sha256_file(target.questions_path),
             "corpus_sha256": provenance.combined(sorted(kb.document(d).get("sha256", "") for d in kb.document_ids())),
             "documents": len(kb.document_ids()),

@@ -74,6 +74,10 @@ def text_table(summary: dict, metrics=HEADLINE) -> str:
         out.append(f"WARNING: {failure_headline(summary)}")
         out += [f"  {Path(f.get('file') or f.get('document')).name}: {(f.get('reason') or 'no reason recorded').splitlines()[0]}"
                 for f in summary["counts"]["failed_documents"]]
+    retrieval = summary["config"].get("retrieval")
+    if retrieval:
+        out.append("retrieval: " + ", ".join(f"{k} {'on' if v is True else 'off' if v is False else v}"
+                                             for k, v in retrieval.items()))
     out += [line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]
     context = summary.get("context")
     if context:

@@ -20,9 +20,10 @@ from rag_assets.index.dense import DenseIndex
 from rag_assets.embedding import get_embedder
 from rag_assets.errors import StoreMismatchError
 from rag_assets.index.filters import SearchFilters
-from rag_assets.retrieve.fusion import DEFAULT_WEIGHTS, children_to_parents, rrf
+from rag_assets.retrieve.fusion import PLAIN_RRF, Fusion, children_to_parents
 from rag_assets.retrieve.query import AnalyzedQuery
 from rag_assets.retrieve.acronyms import AcronymDictionary
+from rag_assets.retrieve.feedback import Feedback
 from rag_assets.retrieve.thesaurus import load_thesaurus
 from rag_assets.retrieve.scope import DocumentIdentities, Scope
 from rag_assets.retrieve.limits import checked_question
@@ -49,7 +50,7 @@ class ChildHit:
 @dataclass(frozen=True)
 class FusedParent:
     parent_id: str
-    score: float  # fused (weighted RRF) score; phrase-holding parents lead whatever it says
+    score: float  # fused score (kb.fusion); phrase-holding parents lead whatever it says
     ranks: dict[str, int]  # engine -> rank of the parent in that engine's parent ranking
 
 
@@ -69,6 +70,7 @@ class RetrievalTrace:
     seconds: dict[str, float] = field(default_factory=dict)
     expansions: dict = field(default_factory=dict)  # thesaurus: {"concepts": [...], "added": {term: weight}}
     acronyms: dict[str, str] = field(default_factory=dict)  # acronym -> long form added to the question
+    feedback: dict[str, float] = field(default_factory=dict)  # PRF words added to the second BM25 pass
 
     def ranking(self, engine: str) -> list[str]:
         """Parent ids best first: "bm25", "dense" or "hybrid" (the fused list)."""
@@ -99,19 +101,19 @@ COMMON_SHARE = 0.02
 
 
 class KnowledgeBase:
-    def __init__(self, store: KnowledgeStore, embedder_spec: str, candidates: int = 20, rrf_k: int = 60,
-                 reranker: str | None = None, weights: dict[str, float] | None = None, use_scope: bool = True,
-                 use_thesaurus: bool = True, use_acronyms: bool = True):
+    def __init__(self, store: KnowledgeStore, embedder_spec: str, candidates: int = 20,
+                 fusion: Fusion | str = PLAIN_RRF, reranker: str | None = None, use_scope: bool = True,
+                 use_thesaurus: bool = True, use_acronyms: bool = True, use_prf: bool = False):
         self.store = store
         # callable(question, hits) -> scores in [0, 1], used by `ask`; None when not configured
         self.rerank = reranker_from_spec(reranker)
         self.embedder_spec = embedder_spec
         self.candidates = candidates
-        self.rrf_k = rrf_k
-        self.weights = dict(weights or DEFAULT_WEIGHTS)  # engine -> weight in the fusion
+        self.fusion = Fusion.parse(fusion) if isinstance(fusion, str) else fusion
         self.use_scope = use_scope  # limit retrieval to the documents the question names
         # thesaurus terms for BM25, acronyms resolved before both engines
         self.use_thesaurus, self.use_acronyms = use_thesaurus, use_acronyms
+        self.feedback = Feedback() if use_prf else None  # RM3-style second BM25 pass
         self.acronyms = AcronymDictionary()  # rebuilt from the published parents by `_refresh`
         self._identities = DocumentIdentities()
         self.dense = DenseIndex(store.lancedb_dir)
@@ -132,8 +134,20 @@ class KnowledgeBase:
         root = Path(path) if path is not None else settings.store
         if not root.exists():
             raise FileNotFoundError(f"no knowledge store at {root}: run `rag-assets ingest PATH…` first")
-        return cls(KnowledgeStore(root), embedder or settings.embedder, settings.candidates_per_engine, settings.rrf_k,
-                   settings.reranker)
+        return cls.from_settings(settings.model_copy(update={"store": root}), embedder)
+
+    @classmethod
+    def from_settings(cls, settings, embedder: str | None = None, **overrides) -> "KnowledgeBase":
+        """The store and retrieval defaults of ``settings``; ``overrides``: constructor arguments."""
+        options = dict(candidates=settings.candidates_per_engine, fusion=settings.fusion, reranker=settings.reranker,
+                       use_scope=settings.use_scope, use_thesaurus=settings.use_thesaurus,
+                       use_acronyms=settings.use_acronyms, use_prf=settings.use_prf)
+        return cls(KnowledgeStore(settings.store), embedder or settings.embedder, **{**options, **overrides})
+
+    def retrieval_config(self) -> dict:
+        """What shapes a ranking, for evaluation records."""
+        return {"fusion": self.fusion.spec(), "candidates_per_engine": self.candidates, "scope": self.use_scope,
+                "thesaurus": self.use_thesaurus, "acronyms": self.use_acronyms, "prf": self.feedback is not None}
 
     def _publication_stamp(self):
         try:
@@ -242,7 +256,7 @@ class KnowledgeBase:
     def retrieve(self, question: str | AnalyzedQuery, filters: dict | SearchFilters | None = None, groups=None,
                  candidates: int | None = None, term_weights: dict[str, float] | None = None) -> RetrievalTrace:
         """BM25 and dense over children (``candidates`` each), collapsed to parents (best
-        child per engine), fused by weighted Reciprocal Rank Fusion; parents holding a
+        child per engine), fused by ``self.fusion`` (weighted RRF or normalized scores); parents holding a
         quoted clause of the question lead. Only hits of each document's published version
         count; others (a re-index in flight) are skipped and listed in the trace."""
         question = checked_question(question)  # length, terms, empty, cleaned (QueryRefused)
@@ -272,6 +286,10 @@ class KnowledgeBase:
             started = time.perf_counter()
             lexical = self._published_only(
                 self.lexical.search(text, parsed, limit=2 * limit, weights=term_weights), "bm25", excluded)[:limit]
+            feedback = self._feedback(text, lexical, query.language) if self.feedback else {}
+            if feedback:
+                lexical = self._published_only(self.lexical.search(
+                    text, parsed, limit=2 * limit, weights={**feedback, **(term_weights or {})}), "bm25", excluded)[:limit]
             seconds["bm25"] = time.perf_counter() - started
             started = time.perf_counter()
             dense = self._published_only(self.dense.search(vector, parsed, limit=2 * limit), "dense", excluded)[:limit]
@@ -282,7 +300,7 @@ class KnowledgeBase:
         children = {"bm25": lexical, "dense": dense}
         parents = {engine: children_to_parents(hits) for engine, hits in children.items()}
         fused = [FusedParent(p, score, ranks) for p, score, ranks in
-                 rrf({e: [h.parent_id for h in ranking] for e, ranking in parents.items()}, self.rrf_k, self.weights)]
+                 self.fusion.fuse({e: [(h.parent_id, h.score) for h in ranking] for e, ranking in parents.items()})]
         # A quoted clause (≥4 terms in order) is what the reader is looking for: the
         # parents holding it verbatim come first, whatever the fusion says.
         quoting = list(dict.fromkeys(h.parent_id for h in phrase))
@@ -295,7 +313,12 @@ class KnowledgeBase:
         seconds["fusion"] = time.perf_counter() - started
         self.last_excluded = excluded
         return RetrievalTrace(query, parsed, scope, children, parents, quoting, fused, excluded, seconds,
-                              expansion.trace() if expansion else {}, acronyms)
+                              expansion.trace() if expansion else {}, acronyms, feedback)
+
+    def _feedback(self, text: str, first: list[ChildHit], language: str) -> dict[str, float]:
+        top = [h for h in first[: self.feedback.documents] if h.child_id in self.children]
+        return self.feedback.expand(text, [self.children[h.child_id]["text"] for h in top], [h.score for h in top],
+                                    language)
 
     def search(self, question: str | AnalyzedQuery, k: int = 5, filters: dict | None = None, groups=None,
                candidates: int | None = None, term_weights: dict[str, float] | None = None) -> list[ParentHit]:

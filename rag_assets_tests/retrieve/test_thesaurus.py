@@ -239,7 +239,8 @@ def test_retrieve_records_the_expansion_and_the_acronyms(sample_kb):
     from rag_assets.retrieve.knowledge_base import KnowledgeBase
 
     settings, _, _ = sample_kb
-    kb = KnowledgeBase.open(settings.store)
+    assert KnowledgeBase.open(settings.store).use_thesaurus is False  # off by default: it lost on golden-insurance dev
+    kb = KnowledgeBase.from_settings(settings, use_thesaurus=True)
     # the sample note writes "provisions pour sinistres à payer (PSAP)"
     assert kb.acronyms.long_forms.get("PSAP") == "provisions pour sinistres à payer"
     trace = kb.retrieve("Comment la PSAP est-elle estimée ?")

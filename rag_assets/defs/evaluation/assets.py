@@ -165,13 +165,14 @@ def build_corpus(name: str, label: str | None = None, embedder: str | None = Non
 
 
 def evaluation_data_version(summary: dict) -> str:
-    """Same code, model, index versions, dataset, options and failures → same data version."""
+    """Same code, model, index versions, dataset, retrieval configuration, options and
+    failures → same data version."""
     versions = summary["versions"]
     index = {doc: stamp.get("version") for doc, stamp in versions["index"].items()}
     code = {k: v for k, v in versions["code"].items() if k != "python"}
     failed = sorted(f["document"] for f in summary["counts"].get("failed_documents") or [])
     return provenance.combined([code, versions["model"], index, versions["dataset"], summary["config"]["slice"],
-                                summary["metrics"]["bootstrap"], failed])[:24]
+                                summary["config"].get("retrieval"), summary["metrics"]["bootstrap"], failed])[:24]
 
 
 def evaluation_metadata(summary: dict, plots: dict) -> dict:
@@ -192,6 +193,7 @@ def evaluation_metadata(summary: dict, plots: dict) -> dict:
         "code_version": MetadataValue.text(f"{summary['versions']['code']['git_commit']}"
                                            f"{' (dirty)' if summary['versions']['code']['git_dirty'] else ''}"),
         "dataset": MetadataValue.json(summary["versions"]["dataset"]),
+        "retrieval": MetadataValue.json(summary["config"].get("retrieval") or {}),  # fusion spec and switches
         "index_versions": MetadataValue.json({doc: stamp.get("version") for doc, stamp in summary["versions"]["index"].items()}),
     }
     if failed:

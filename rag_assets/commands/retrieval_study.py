@@ -1,0 +1,43 @@
+"""``rag-assets tune-fusion NAME`` and ``rag-assets ablation NAME``: the fusion tuned on a
+golden set's dev split (ranx's optimize_fusion), and the ablation of the retrieval
+components on a split, over an existing store (read only).
+
+    rag-assets tune-fusion golden-insurance --eval-store STORE    # writes evaluations/fusion-tuning-golden-insurance.json
+    rag-assets ablation golden-insurance --eval-store STORE --split test   # writes evaluations/ablations/golden-insurance-test.md
+"""
+
+from __future__ import annotations
+
+
+def add_study_parsers(subparsers) -> None:
+    p = subparsers.add_parser("tune-fusion", help="tune the fusion on a golden set's dev split (never on test)")
+    p.add_argument("name", help="golden question set")
+    p.add_argument("--eval-store", default="", help="the set's knowledge store (default: --store / RAG_ASSETS_STORE)")
+    p.add_argument("--no-write", action="store_true", help="print only; do not write evaluations/fusion-tuning-NAME.json")
+    p.set_defaults(func=cmd_tune_fusion)
+
+    p = subparsers.add_parser("ablation", help="retrieval components one by one on a golden set's split, with CIs")
+    p.add_argument("name", help="golden question set")
+    p.add_argument("--eval-store", default="", help="the set's knowledge store (default: --store / RAG_ASSETS_STORE)")
+    p.add_argument("--split", choices=("dev", "test", "all"), default="test")
+    p.add_argument("--only", nargs="*", default=[], help="variants to run (plain RRF always runs)")
+    p.add_argument("--candidates", type=int, default=200,
+                   help="children per engine: 200 as `eval` ranks (default), 20 for what `search` serves")
+    p.add_argument("--no-write", action="store_true", help="print only; do not write evaluations/ablations/")
+    p.set_defaults(func=cmd_ablation)
+
+
+def cmd_tune_fusion(args, settings) -> int:
+    from rag_assets.evaluation.fusion_tuning import tune_fusion
+
+    tune_fusion(args.name, settings, args.eval_store, write=not args.no_write)
+    return 0
+
+
+def cmd_ablation(args, settings) -> int:
+    from rag_assets.evaluation.ablation import ablation
+
+    result = ablation(args.name, settings, "" if args.split == "all" else args.split, args.eval_store,
+                      tuple(args.only), args.candidates, write=not args.no_write)
+    print(result["markdown"])
+    return 0

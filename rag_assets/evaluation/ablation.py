@@ -1,0 +1,169 @@
+"""Ablation of the retrieval components on a golden set's split: each component added to
+plain RRF alone, the tuned fusion, everything, and everything but one. Every variant is the
+product's own retrieval (`KnowledgeBase.retrieve` through `run_engines`) with its switches
+set; scores are ranx's, with percentile-bootstrap CIs on the same resamples for every
+variant and a CI of each variant's paired difference with plain RRF.
+
+    result = ablation("golden-insurance", settings, split="test", store="/path/to/store")
+    print(result["markdown"])
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+from rag_assets.evaluation import metrics as m
+from rag_assets.evaluation import provenance, targets
+from rag_assets.evaluation.engines import DEPTH, run_engines
+from rag_assets.evaluation.evaluate import golden_inputs
+from rag_assets.evaluation.fusion_tuning import tuning_path
+from rag_assets.retrieve.fusion import PLAIN_RRF, Fusion
+from rag_assets.retrieve.knowledge_base import KnowledgeBase
+from rag_assets.settings import PROJECT_ROOT, Settings
+
+METRICS = ("recall@5", "ndcg@10", "mrr@10")
+BASELINE = "rrf"
+COMPONENTS = ("scope", "thesaurus", "acronyms", "prf")
+
+
+def variants(tuned: Fusion, default: dict | None = None) -> dict[str, dict]:
+    """name -> KnowledgeBase switches (fusion, use_<component>); with the settings' ``default``
+    (`default_config`), also that configuration with and without PRF."""
+    none = {f"use_{c}": False for c in COMPONENTS}
+    every = {f"use_{c}": c != "prf" for c in COMPONENTS}
+    out = {BASELINE: {**none, "fusion": PLAIN_RRF}}
+    for component in COMPONENTS:
+        out[f"+{component}"] = {**none, f"use_{component}": True, "fusion": PLAIN_RRF}
+    out["tuned fusion"] = {**none, "fusion": tuned}
+    out["all, plain RRF"] = {**every, "fusion": PLAIN_RRF}
+    out["all"] = {**every, "fusion": tuned}
+    for component in ("scope", "thesaurus", "acronyms"):
+        out[f"all - {component}"] = {**every, f"use_{component}": False, "fusion": tuned}
+    out["all + prf"] = {**every, "use_prf": True, "fusion": tuned}
+    if default:
+        switches = {f"use_{c}": default[c] for c in COMPONENTS}
+        out["default"] = {**switches, "fusion": Fusion.parse(default["fusion"])}
+        out["default + prf"] = {**switches, "use_prf": True, "fusion": Fusion.parse(default["fusion"])}
+    return out
+
+
+def tuned_fusion(name: str, settings: Settings) -> Fusion:
+    """The dev-tuned fusion recorded for ``name``, else the configured one."""
+    path = tuning_path(name)
+    if path.exists():
+        return Fusion.parse(json.loads(path.read_text(encoding="utf-8"))["chosen"]["fusion"])
+    return Fusion.parse(settings.fusion)
+
+
+def ablation(name: str, settings: Settings, split: str = "test", store: str = "", only: tuple[str, ...] = (),
+             candidates: int = 2 * DEPTH, resamples: int = m.RESAMPLES, seed: int = m.SEED, log=print,
+             write: bool = True) -> dict:
+    """``candidates``: children each engine returns; 2 × depth as `rag-assets eval` ranks, or
+    the product's served depth (settings.candidates_per_engine) to see what `search` gives."""
+    if name not in targets.GOLDEN:
+        raise ValueError(f"ablation runs on golden sets ({', '.join(targets.GOLDEN)}), not {name!r}")
+    if store:
+        settings = settings.model_copy(update={"store": Path(store).resolve()})
+    tuned = tuned_fusion(name, settings)
+    chosen = {k: v for k, v in variants(tuned, default_config(settings)).items()
+              if not only or k in only or k == BASELINE}
+    prepared = None
+    ranked: dict[str, dict[str, list[str]]] = {}
+    configs: dict[str, dict] = {}
+    for variant, switches in chosen.items():
+        kb = KnowledgeBase.from_settings(settings, reranker=None, candidates=candidates, **switches)
+        if prepared is None:
+            prepared = golden_inputs(targets.GOLDEN[name], kb, split=split)
+            log(f"{name} {split or 'all'}: {len(prepared['qrels'])} judged questions")
+        requests = [r for r in prepared["requests"] if r.qid in prepared["qrels"]]
+        runs = run_engines(kb, requests, candidates=candidates)
+        if variant == BASELINE:
+            ranked["bm25"], ranked["dense"] = runs.units["bm25"], runs.units["dense"]
+            configs["bm25"] = configs["dense"] = {"scope": False, "thesaurus": False, "acronyms": False, "prf": False}
+        ranked[variant] = runs.units["hybrid"]
+        configs[variant] = kb.retrieval_config()
+        log(f"  {variant}: ranked")
+    qrels = prepared["qrels"]
+    scores = m.score_engines(qrels, ranked, METRICS)
+    counts = m.bootstrap_counts(len(scores.qids), resamples, seed)
+    rows = {}
+    for variant, per_metric in scores.scores.items():
+        rows[variant] = {metric: m.interval(values, counts).to_dict() for metric, values in per_metric.items()}
+        if variant != BASELINE:
+            rows[variant].update({f"{metric} - rrf": m.interval(values - scores.scores[BASELINE][metric], counts).to_dict()
+                                  for metric, values in per_metric.items()})
+    traps = {q: prepared["questions"][q].trap or "none" for q in scores.qids}
+    by_trap = {label: {variant: rows_ for variant, rows_ in per_variant.items()}
+               for label, per_variant in m.breakdown(scores, traps, resamples, seed, ("recall@5",)).items()}
+    result = {
+        "target": name,
+        "split": split or "all",
+        "questions": len(scores.qids),
+        "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "store": str(settings.store),
+        "code": provenance.code_version().get("git_commit"),
+        "tuned_fusion": tuned.spec(),
+        "default": default_config(settings),
+        "candidates_per_engine": candidates,
+        "configs": configs,
+        "bootstrap": {"resamples": resamples, "seed": seed, "confidence": m.CONFIDENCE},
+        "rows": rows,
+        "by_trap": by_trap,
+    }
+    result["markdown"] = markdown(result)
+    if write:
+        served = "" if candidates == 2 * DEPTH else f"-c{candidates}"
+        stem = PROJECT_ROOT / "evaluations" / "ablations" / f"{name}-{split or 'all'}{served}"
+        stem.parent.mkdir(parents=True, exist_ok=True)
+        stem.with_suffix(".json").write_text(json.dumps(m.json_safe(result), ensure_ascii=False, indent=1) + "\n",
+                                             encoding="utf-8")
+        stem.with_suffix(".md").write_text(result["markdown"] + "\n", encoding="utf-8")
+        log(f"written to {stem.relative_to(PROJECT_ROOT)}.md and .json")
+    return result
+
+
+def default_config(settings: Settings) -> dict:
+    """The switches and fusion the settings give (the product's default)."""
+    return {"fusion": Fusion.parse(settings.fusion).spec(), "scope": settings.use_scope,
+            "thesaurus": settings.use_thesaurus, "acronyms": settings.use_acronyms, "prf": settings.use_prf}
+
+
+def _is_default(config: dict, default: dict) -> bool:
+    return bool(default) and all(config.get(k) == v for k, v in default.items())
+
+
+def _cell(cell: dict | None, signed: bool = False) -> str:
+    if not cell:
+        return ""
+    f = "{:+.3f}" if signed else "{:.3f}"
+    mark = " *" if signed and not cell["ci_low"] <= 0 <= cell["ci_high"] else ""
+    return f"{f.format(cell['mean'])} [{f.format(cell['ci_low'])}, {f.format(cell['ci_high'])}]{mark}"
+
+
+def markdown(result: dict) -> str:
+    lines = [f"### {result['target']}, {result['split']} split ({result['questions']} judged questions, "
+             f"{result['candidates_per_engine']} children per engine)", "",
+             "| variant | recall@5 | nDCG@10 | MRR@10 | Δ recall@5 vs RRF | Δ nDCG@10 vs RRF | Δ MRR@10 vs RRF |",
+             "|---|---|---|---|---|---|---|"]
+    for variant, row in result["rows"].items():
+        default = _is_default(result["configs"].get(variant, {}), result.get("default"))
+        name = f"**{variant}{'' if variant == 'default' else ' (default)'}**" if default else variant
+        lines.append(f"| {name} | " + " | ".join(_cell(row.get(metric)) for metric in METRICS) + " | "
+                     + " | ".join(_cell(row.get(f"{metric} - rrf"), signed=True) for metric in METRICS) + " |")
+    lines += ["", f"Mean [95 % bootstrap CI, {result['bootstrap']['resamples']} resamples, seed "
+                  f"{result['bootstrap']['seed']}]; * = the paired difference's CI excludes 0. "
+                  f"rrf = plain RRF (k = 60, equal weights), no scope, thesaurus, acronyms or PRF; bm25 and dense are "
+                  f"its two engines; tuned fusion = `{result['tuned_fusion']}` (dev split)."]
+    traps = result.get("by_trap") or {}
+    if len(traps) > 1:
+        lines += ["", "recall@5 by trap kind:", "", "| variant | " + " | ".join(f"{t} (n={_n(traps[t])})" for t in traps) + " |",
+                  "|---|" + "---|" * len(traps)]
+        for variant in result["rows"]:
+            lines.append(f"| {variant} | " + " | ".join(f"{traps[t][variant]['recall@5']['mean']:.3f}" for t in traps) + " |")
+    return "\n".join(lines)
+
+
+def _n(per_variant: dict) -> int:
+    return next(iter(per_variant.values()))["recall@5"]["n"]
