@@ -30,7 +30,8 @@ def add_eval_parser(subparsers) -> None:
     p.add_argument("--no-reference", action="store_true", help="benchmarks: skip the protocol reference BM25")
     p.add_argument("--runs-dir", default="", help="where runs are written (default: evaluations/runs)")
     p.add_argument("--split", choices=("dev", "test"), default="",
-                   help="golden sets: evaluate only the dev or the test questions (rag_assets/evaluation/splits.py)")
+                   help="golden sets: only the dev (odd ids) or the test (even ids) questions, for retrieval "
+                        "and answers (rag_assets/evaluation/splits.py)")
     p.add_argument("--fusion", default="", help="fusion spec instead of the default, e.g. wsum:norm=min-max,bm25=0.7,dense=0.3")
     p.add_argument("--show", action="store_true", help="print the latest stored run of NAME instead of running")
     p.add_argument("--json", action="store_true", help="print the run summary as JSON")
@@ -43,8 +44,6 @@ def add_eval_parser(subparsers) -> None:
                               "extractive, or gguf (--gguf or RAG_ASSETS_LLM_GGUF)")
     answers.add_argument("--gguf", default="", help="the GGUF file served for --answerer gguf")
     answers.add_argument("--subset", default="", help="a named subset (local-nightly) or comma-separated question ids")
-    answers.add_argument("--split", default="", choices=["", "dev", "test"],
-                         help="dev (odd ids) or test (even ids) only")
     p.set_defaults(func=cmd_eval)
 
 
