@@ -125,7 +125,8 @@ def _answer_from_sources(kb, answer: Answer, route, user_groups, llm, options: A
 
     # false premises checked on the sources in every mode, said first
     extractive = ExtractiveAnswerer(kb, retriever.weights)
-    premises, answer_texts = check_premises(route.standalone_question, subs, registry, extractive)
+    premises, answer_texts = check_premises(route.standalone_question, subs, registry, extractive,
+                                                asked=answer.question)
     answer.premises = [p.to_dict() for p in premises]
     paragraphs: list[Paragraph] = []
     if llm is not None:

@@ -45,6 +45,7 @@ _CONFIRM = re.compile(
 _INVERTED = re.compile(r"\b\w+-(?:t-)?(?:il|elle|ils|elles|on)\b", re.IGNORECASE)
 _ASKING = re.compile(r"\b(?:combien|quel(?:le)?s?|comment|o[uù]|quand|lequel|laquelle|lesquel(?:le)?s|que|qu['’]|quoi)\b",
                      re.IGNORECASE)
+_EST_CE_QUE = re.compile(r"\best[- ]ce qu(?:e\b|['’])", re.IGNORECASE)
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\s*:\s+(?=[A-ZÀ-Þa-z])")
 _VARIANT_NOUNS = ("formule", "option", "niveau", "pack", "priorité", "priorite", "zone", "classe", "catégorie",
                   "categorie", "palier", "tranche", "module", "plan")
@@ -80,11 +81,13 @@ def asserted_figures(question: str) -> list[Figure]:
     sentences = [s for s in _SENTENCES.split(question or "") if s and s.strip()]
     chosen: list[Figure] = []
     for index, sentence in enumerate(sentences):
-        yes_no = sentence.rstrip().endswith("?") and _INVERTED.search(sentence) and not _ASKING.search(sentence)
+        asked = _EST_CE_QUE.sub(" ", sentence)  # "Est-ce que … est de 3 000 € ?" is a yes/no question
+        yes_no = sentence.rstrip().endswith("?") and (_INVERTED.search(sentence) or asked != sentence) \
+            and not _ASKING.search(asked)
         if not (_CONFIRM.search(sentence) or yes_no):
             continue
         own = [f for f in figures(sentence) if f.kind in PREMISE_KINDS]
-        if not own and index > 0:
+        if not own and index > 0 and _CONFIRM.search(sentence):  # "C'est exact ?", not "Est-ce que ça marche ?"
             own = [f for f in figures(sentences[index - 1]) if f.kind in PREMISE_KINDS]
         chosen += [f for f in own if not any(same_figure(f, c) for c in chosen)]
     return chosen
@@ -289,8 +292,9 @@ def prompt_note(premises: list[Premise]) -> str:
     return "\n".join(lines)
 
 
-def check_premises(question: str, subs, registry, extractive) -> tuple[list[Premise], dict[int, str]]:
-    """The premises of `question` (the standalone question) against the retrieved sources,
+def check_premises(question: str, subs, registry, extractive, asked: str = "") -> tuple[list[Premise], dict[int, str]]:
+    """The premises of `question` (the standalone question) and of `asked` (the reader's
+    own message) against the retrieved sources,
     per sub-question that found sources, and the text each sub-question is answered from:
     without its asserted figures, so the passage chosen is the one about what is asked,
     not the one that happens to repeat the question's figure."""
@@ -300,6 +304,8 @@ def check_premises(question: str, subs, registry, extractive) -> tuple[list[Prem
     from rag_assets.answering.model import NO_SOURCE
 
     claims = asserted_figures(question)
+    # what the reader wrote counts too: a model's rewrite may drop the figure or its "c'est bien ça ?"
+    claims += [f for f in asserted_figures(asked) if not any(same_figure(f, c) for c in claims)]
     context = [e.evidence for e in registry.entries.values() if e.kind == "section"]
     units = None
     premises: list[Premise] = []

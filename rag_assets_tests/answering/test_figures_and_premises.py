@@ -31,6 +31,9 @@ def test_different_figures_differ(a, b):
     ("On m'a dit que la franchise est de 500 €. C'est exact ?", ["500 €"]),
     ("Pourquoi le SCR est-il calibré à 99,9 % ?", ["99,9 %"]),
     ("Le SCR est-il calibré à 99,9 % ?", ["99,9 %"]),  # a yes/no question asserts its figure
+    ("Est-ce que la franchise inondation en zone A est de 3 000 € ?", ["3 000 €"]),  # a model's rewrite
+    ("Est-ce que tu sais combien coûte la franchise pour 10 jours ?", []),
+    ("Je suis enceinte de 5 mois et je dois annuler mon séjour. Est-ce que ça marche ?", []),
     ("Je pars en vacances à 300 km de chez moi depuis 20 jours. Quelle est la franchise vol ?", []),
     ("On est 4 : combien MAIF prend-elle en charge pour 10 jours d'hôtel ?", []),  # asks, asserts nothing
 ])
