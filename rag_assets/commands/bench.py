@@ -40,7 +40,8 @@ def print_ingestion(store: Path, dagster_home: Path) -> None:
     """Per-stage figures of the runs `dagster_home` recorded for `store`, read from a copy
     (opening an instance may write to its folder; the store stays untouched)."""
     from rag_assets.benchmarking.ingestion_figures import summarize
-    from rag_assets.defs.ingestion.runs import open_instance, stage_records
+    from rag_assets.defs.ingestion.runs import stage_records
+    from rag_assets.defs.instance import open_instance
     from rag_assets.settings import load_settings
 
     with tempfile.TemporaryDirectory(prefix="rag-assets-bench-") as scratch:

@@ -78,7 +78,7 @@ def cmd_eval(args, settings) -> int:
 
 def _answers(args, settings, runs_dir: Path) -> int:
     from rag_assets.defs.evaluation.runs import run_answer_evaluation
-    from rag_assets.defs.ingestion.runs import open_instance
+    from rag_assets.defs.instance import open_instance
     from rag_assets.evaluation import answer_reporting, reporting, targets
 
     if args.name not in targets.GOLDEN:
