@@ -23,7 +23,8 @@ def summarize(records: list[dict]) -> dict:
     """Per stage: documents, total and median seconds, rate; plus pages and end to end pages/s."""
     latest = {}
     for record in records:  # runs come newest first: a document's latest run of a stage wins
-        latest.setdefault((record["document"], record["stage"]), record)
+        if record["document"] is not None:  # per-document stages only, not the evaluation assets
+            latest.setdefault((record["document"], record["stage"]), record)
     stages: dict[str, list[dict]] = {}
     for (document, stage), record in latest.items():
         stages.setdefault(stage, []).append(record)

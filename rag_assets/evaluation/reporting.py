@@ -226,4 +226,5 @@ def _kind_of(run_dir: Path) -> tuple[str | None, str] | None:
         summary = load_summary(run_dir)
     except (OSError, ValueError):
         return None
-    return summary.get("target"), summary.get("kind", "retrieval")
+    # retrieval summaries say "golden" or "benchmark"; answer summaries say "answers"
+    return summary.get("target"), "answers" if summary.get("kind") == "answers" else "retrieval"

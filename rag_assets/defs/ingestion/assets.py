@@ -55,7 +55,7 @@ from rag_assets.errors import BudgetExceeded, DocumentError
 from rag_assets.hashing import sha256_file
 from rag_assets.ingest import stages as pipeline
 from rag_assets.settings import Settings, load_settings
-from rag_assets.store import KnowledgeStore
+from rag_assets.store import KnowledgeStore, file_lock
 from rag_assets.versions import CODE_VERSIONS
 
 GROUP = "ingestion"
@@ -190,8 +190,12 @@ def build_ingestion_graph(prefix: str | None = None,
         )
 
     def run(stage_fn, context: AssetExecutionContext, **kwargs):
+        settings = settings_of(context)
         try:
-            return stage_fn(settings_of(context), context.partition_key, **kwargs)
+            # One stage of a document at a time across processes: two ingests of the same file
+            # would otherwise replace its folders while the other reads them.
+            with file_lock(KnowledgeStore(settings.store).lock_path(f"document-{context.partition_key}")):
+                return stage_fn(settings, context.partition_key, **kwargs)
         except DocumentError as exc:
             context.log.error(str(exc))
             metadata = {"file": exc.path, "reason": exc.reason}
