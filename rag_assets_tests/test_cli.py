@@ -26,7 +26,7 @@ def test_search_text_output_names_section_and_pages(sample_kb):
     settings, _, _ = sample_kb
     done = run_cli(settings.store, "search", "préavis résiliation MX-200", "-k", "3")
     assert done.returncode == 0, done.stderr
-    assert "MX-200" in done.stdout and "RRF" in done.stdout
+    assert "MX-200" in done.stdout and "fused " in done.stdout
 
 
 @pytest.mark.slow  # the CLI ingesting in a subprocess

@@ -22,7 +22,7 @@ def _print_hits(hits, as_json: bool) -> None:
         engines = ", ".join(f"{e} #{r}" for e, r in sorted(hit.ranks.items()))
         # titles (file names) and text shown escaped, never acted on by the terminal
         print(printable(f"{rank}. {hit.document_title} — {' > '.join(hit.heading_path) or '(no heading)'} (p. {pages})"))
-        print(f"   RRF {hit.rrf_score:.4f} [{engines}]  parent {hit.parent_id}")
+        print(f"   fused {hit.rrf_score:.4f} [{engines}]  parent {hit.parent_id}")
         snippet = hit.text if len(hit.text) <= 600 else hit.text[:600] + " …"
         print("   " + "\n   ".join(printable(line) for line in snippet.split("\n")))
         print()
