@@ -32,7 +32,6 @@ table.md and plots.
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import json
 import os
 import re
@@ -46,7 +45,7 @@ import numpy as np
 from rag_assets.answering.figures import Figure, figures, same_figure
 from rag_assets.answering.verification import check_numbers
 from rag_assets.evaluation import metrics as m
-from rag_assets.evaluation import provenance, targets
+from rag_assets.evaluation import provenance, reporting, targets
 from rag_assets.evaluation.evidence import TextUnit, document_matches, quote_matches
 from rag_assets.evaluation.questions import Question, load_questions
 from rag_assets.evaluation.splits import in_split, split_of
@@ -557,17 +556,8 @@ def evaluate_answers(name: str, settings: Settings, options: AnswerEvalOptions |
             if answerer.local is not None else None
 
     label = name if not options.subset else f"{name}[{options.subset if options.subset in SUBSETS.get(name, {}) else 'subset'}]"
-    run_id = options.run_id or f"{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%SZ}-{name}-answers-{kind}"
-    runs_root = Path(options.runs_dir).resolve() if options.runs_dir else targets.runs_root()
-    run_dir = runs_root / run_id
     summary = {
-        "run_id": run_id,
-        "run_dir": str(run_dir),
-        "target": name,
-        "label": label,
-        "kind": "answers",
-        "description": targets.describe(name),
-        "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        **reporting.run_header(name, label, "answers", options.run_id, f"{name}-answers-{kind}", options.runs_dir),
         "seconds": round(time.perf_counter() - started, 1),
         "answerer": {"kind": kind, "description": description, "local": local,
                      "judge": {"base_url": options.judge_base_url, "model": options.judge_model}
@@ -589,6 +579,7 @@ def evaluate_answers(name: str, settings: Settings, options: AnswerEvalOptions |
     }
     from rag_assets.evaluation import answer_reporting
 
+    run_dir = Path(summary["run_dir"])
     answer_reporting.write_run(run_dir, summary, rows)
     plots = {key: run_dir / file for key, file in summary["files"]["plots"].items()}
     return AnswerEvalResult(summary, run_dir, answer_reporting.markdown_table(summary), rows, plots)

@@ -12,7 +12,6 @@ a question whose evidence lies in it stays judged and counts as a miss.
 
 from __future__ import annotations
 
-import datetime as dt
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,10 +62,6 @@ class EvalResult:
 
 class EvaluationError(RuntimeError):
     pass
-
-
-def _run_id(label: str) -> str:
-    return f"{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%SZ}-{label}"
 
 
 def evaluate(
@@ -148,17 +143,9 @@ def evaluate(
         for key, labels in prepared["labels"].items()
     }
 
-    run_id = options.run_id or _run_id(label)
-    runs_root = Path(options.runs_dir).resolve() if options.runs_dir else targets.runs_root()
-    run_dir = runs_root / run_id
     summary = {
-        "run_id": run_id,
-        "run_dir": str(run_dir),
-        "target": name,
-        "label": label,
-        "kind": "benchmark" if benchmark is not None else "golden",
-        "description": targets.describe(name),
-        "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        **reporting.run_header(name, label, "benchmark" if benchmark is not None else "golden",
+                               options.run_id, label, options.runs_dir),
         "seconds": None,
         "versions": {
             "code": provenance.code_version(),
@@ -200,6 +187,7 @@ def evaluate(
     given = {qid: parents[: options.context_k] for qid, parents in runs.hybrid_parents.items()}
     per_question = _per_question_rows(prepared, scores, ranked, context_per_query, given)
     summary["seconds"] = round(time.perf_counter() - started, 1)
+    run_dir = Path(summary["run_dir"])
     reporting.write_run(run_dir, summary, per_question, compare_table)
     plots = {key: run_dir / file for key, file in summary["files"]["plots"].items()}
     return EvalResult(summary, run_dir, reporting.markdown_table(summary), plots)

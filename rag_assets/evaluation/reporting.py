@@ -5,12 +5,14 @@ Dagster; plus the text table the CLI prints."""
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import json
 import math
 from pathlib import Path
 
 import numpy as np
 
+from rag_assets.evaluation import targets
 from rag_assets.evaluation.metrics import CURVE_K, HEADLINE, json_safe
 from rag_assets.store import write_json_atomic
 
@@ -228,3 +230,13 @@ def _kind_of(run_dir: Path) -> tuple[str | None, str] | None:
         return None
     # retrieval summaries say "golden" or "benchmark"; answer summaries say "answers"
     return summary.get("target"), "answers" if summary.get("kind") == "answers" else "retrieval"
+
+
+def run_header(name: str, label: str, kind: str, run_id: str | None, suffix: str, runs_dir: str = "") -> dict:
+    """The fields every run summary (retrieval or answers) starts with; a new run id is the
+    UTC time followed by ``suffix``."""
+    now = dt.datetime.now(dt.timezone.utc)
+    run_id = run_id or f"{now:%Y%m%dT%H%M%SZ}-{suffix}"
+    run_dir = (Path(runs_dir).resolve() if runs_dir else targets.runs_root()) / run_id
+    return {"run_id": run_id, "run_dir": str(run_dir), "target": name, "label": label, "kind": kind,
+            "description": targets.describe(name), "created_at": now.isoformat(timespec="seconds")}
