@@ -25,7 +25,7 @@ from rag_assets.retrieve.query import AnalyzedQuery
 from rag_assets.retrieve.acronyms import AcronymDictionary
 from rag_assets.retrieve.feedback import Feedback
 from rag_assets.retrieve.thesaurus import load_thesaurus
-from rag_assets.retrieve.scope import DocumentIdentities, Scope
+from rag_assets.retrieve.scope import DocumentIdentities, Scope, take_turns
 from rag_assets.retrieve.limits import checked_question
 from rag_assets.index.lexical import LexicalIndex
 from rag_assets.settings import load_settings
@@ -301,6 +301,8 @@ class KnowledgeBase:
         parents = {engine: children_to_parents(hits) for engine, hits in children.items()}
         fused = [FusedParent(p, score, ranks) for p, score, ranks in
                  self.fusion.fuse({e: [(h.parent_id, h.score) for h in ranking] for e, ranking in parents.items()})]
+        if scope.groups:  # a comparison: both sides in the first places
+            fused = take_turns(fused, scope.groups, lambda f: self.parents[f.parent_id]["document_id"])
         # A quoted clause (≥4 terms in order) is what the reader is looking for: the
         # parents holding it verbatim come first, whatever the fusion says.
         quoting = list(dict.fromkeys(h.parent_id for h in phrase))

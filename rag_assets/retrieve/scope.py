@@ -11,6 +11,13 @@ question matches best (at least `SHARE` of the best match, so a comparison of tw
 insurers keeps both) form the scope. Nothing is applied silently: the scope, and the
 terms that chose it, are part of the retrieval trace and of the answer.
 
+A name the reader wrote ("IPID", "MAIF", "Nautis") is never dropped by that share: when no
+chosen document answers to it, its best-matching documents join the scope ("la fiche IPID
+d'Allianz Prévoyance Travailleur Non Salarié" keeps the IPID beside the longer notice). When
+the names select disjoint sets of documents ("APRIL Flexi Santé ou APICIL Équilibre"), the
+question is a comparison: `groups` holds each side, and retrieval gives each side its turn in
+the ranking, so the top of the list holds both.
+
 A capitalised name in the question that no document contains at all ("chez Groupama")
 is reported as unknown, so a question about an insurer with no document can say so.
 """
@@ -20,6 +27,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from itertools import zip_longest
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -34,15 +42,16 @@ GENERIC = ("assurance assurances assuré contrat contrats conditions générales
 IDENTITY_FIELDS = ("insurer", "product", "reference")  # sidecar keys that name a document
 _FILE_NOISE = re.compile(r"\.(pdf|docx?|html?|md|pptx|jsonl)$|\b(19|20)\d\d\b|\bnd\b", re.IGNORECASE)
 _WORD = re.compile(r"[\w'’-]+")
+_ELISION = re.compile(r"^(?:qu|[dljmnstc])['’]", re.IGNORECASE)  # "d'Allianz" is the name "Allianz"
 
 
 def names(text: str) -> list[str]:
     """Words written as names: capitalised but not opening a sentence ("chez Groupama")."""
     found = []
     for sentence in re.split(r"(?<=[.!?:;])\s+", text):
-        words = _WORD.findall(sentence)
-        found += [w for w in words[1:] if w[:1].isupper() and len(w) > 2 and not w.isupper() or
-                  (w.isupper() and len(w) > 2 and w is not words[0])]
+        words = [_ELISION.sub("", w) for w in _WORD.findall(sentence)]
+        # an acronym is a name even opening a sentence ("MAIF (litige) contre Allianz ?")
+        found += [w for i, w in enumerate(words) if len(w) > 2 and (w.isupper() or i > 0 and w[:1].isupper())]
     return found
 
 
@@ -56,12 +65,16 @@ class Scope:
     document_ids: tuple[str, ...] = ()  # empty: the whole store
     terms: tuple[str, ...] = ()  # question terms that chose the documents
     unknown_names: tuple[str, ...] = ()  # names in the question that no document contains
+    groups: tuple[tuple[str, ...], ...] = ()  # a comparison's sides (≥ 2 disjoint sets of documents)
 
     def describe(self, titles: dict[str, str] | None = None) -> str:
         parts = []
         if self.document_ids:
             names = [(titles or {}).get(d, d) for d in self.document_ids]
             parts.append(f"limited to {', '.join(names)} (named by: {', '.join(self.terms)})")
+        if self.groups:
+            parts.append("compared: " + " / ".join(", ".join((titles or {}).get(d, d) for d in side)
+                                                    for side in self.groups))
         if self.unknown_names:
             parts.append(f"no document mentions {', '.join(self.unknown_names)}")
         return "; ".join(parts)
@@ -103,6 +116,39 @@ class DocumentIdentities:
         # a term naming few documents says more than one naming many
         score = {d: sum(math.log(1 + n / self.df[t]) for t in naming if t in ts) for d, ts in self.terms.items()}
         best = max(score.values())
-        chosen = tuple(sorted(d for d, s in score.items() if s >= SHARE * best))
+        chosen = {d for d, s in score.items() if s >= SHARE * best}
+        written = [t for t in dict.fromkeys(naming) if t in written_as_names]
+        for term in written:  # a name the reader wrote keeps its best documents in scope
+            holders = {d for d, ts in self.terms.items() if term in ts}
+            if not holders & chosen:
+                top = max(score[d] for d in holders)
+                chosen |= {d for d in holders if score[d] == top}
         used = tuple(t for t in naming if any(t in self.terms[d] for d in chosen))
-        return Scope(chosen, used, unknown)
+        return Scope(tuple(sorted(chosen)), used, unknown, _sides(
+            frozenset(chosen), [frozenset(d for d in chosen if t in self.terms[d]) for t in written]))
+
+
+def _sides(scope: frozenset[str], named: list[frozenset[str]]) -> tuple[tuple[str, ...], ...]:
+    """The sides the ranking alternates between: the smallest document sets the written names
+    select, when there are at least two and they are pairwise disjoint (a comparison); or, when
+    one set is named most precisely inside a wider scope ("l'IPID de la prévoyance TNS
+    d'Allianz"), that set and the rest of the scope; () otherwise."""
+    sets = {s for s in named if s}
+    smallest = [s for s in sets if not any(other < s for other in sets)]
+    if len(smallest) == 1 and smallest[0] < scope:
+        smallest.append(scope - smallest[0])
+    if len(smallest) < 2 or any(a & b for i, a in enumerate(smallest) for b in smallest[i + 1:]):
+        return ()
+    return tuple(sorted(tuple(sorted(s)) for s in smallest))
+
+
+def take_turns(ranked: list, sides: tuple[tuple[str, ...], ...], document_of) -> list:
+    """A comparison's ranking: each side's items in their own order, one side after the other
+    (side 1's best, side 2's best, side 1's second…); items of no side follow."""
+    side_of = {d: i for i, side in enumerate(sides) for d in side}
+    queues: list[list] = [[] for _ in sides]
+    rest = []
+    for item in ranked:
+        side = side_of.get(document_of(item))
+        (rest if side is None else queues[side]).append(item)
+    return [item for turn in zip_longest(*queues) for item in turn if item is not None] + rest

@@ -1,7 +1,7 @@
 """The question's own scope: the documents it names, never applied silently."""
 
 from rag_assets.retrieve.query import AnalyzedQuery
-from rag_assets.retrieve.scope import DocumentIdentities, names
+from rag_assets.retrieve.scope import DocumentIdentities, names, take_turns
 
 DOCUMENTS = {
     "aha": {"title": "Assurance habitation", "file_name": "maif_habitation-aha_2021.pdf", "language": "fr"},
@@ -46,3 +46,42 @@ def test_a_name_no_document_holds_is_reported():
 
 def test_names_are_capitalised_words_inside_a_sentence():
     assert names("Chez Groupama, j'ai la MAIF. Mon contrat Raqvam") == ["Groupama", "MAIF", "Raqvam"]
+
+
+def test_elided_and_sentence_opening_names_are_names():
+    assert names("D'après la fiche IPID d'Allianz : MAIF (voisinage) contre Nautis ?") == ["IPID", "Allianz", "MAIF",
+                                                                                         "Nautis"]
+
+
+WITH_IPID = DocumentIdentities.of({**DOCUMENTS, "ipid": {"title": "Assurance prévoyance – Document d'information",
+                                                          "file_name": "allianz-vie_prevoyance-tns-ipid_2024.pdf"}})
+
+
+def test_a_name_the_reader_wrote_stays_in_scope_when_other_names_weigh_more():
+    # the notice matches four written words, the IPID one: the IPID is still in scope
+    found = WITH_IPID.scope(
+        AnalyzedQuery.of("D'après la fiche IPID d'Allianz Prévoyance Travailleur Non Salarié, quel plafond ?", "fr"),
+        lambda t: True, lambda t: False)
+    assert {"ipid", "tns"} <= set(found.document_ids)
+
+
+def test_a_comparison_of_two_insurers_has_two_sides():
+    found = scope("Délai de carence : MAIF (litige de voisinage) contre la prévoyance TNS Allianz ?")
+    assert found.groups == (("aha", "nautis", "raqvam"), ("tns",))
+    assert "compared:" in found.describe()
+
+
+def test_one_precisely_named_document_is_a_side_of_its_wider_scope():
+    found = WITH_IPID.scope(AnalyzedQuery.of("Selon l'IPID de la prévoyance TNS d'Allianz, le suicide est-il couvert ?",
+                                             "fr"), lambda t: True, lambda t: False)
+    assert found.document_ids == ("ipid", "tns")
+    assert found.groups == (("ipid",), ("tns",))
+
+
+def test_a_question_naming_one_document_has_no_sides():
+    assert scope("Avec mon contrat Raqvam, le vol de mon sac est-il couvert ?").groups == ()
+
+
+def test_sides_take_turns_in_their_own_order():
+    ranked = ["a1", "a2", "a3", "b1", "x1", "b2"]
+    assert take_turns(ranked, (("a",), ("b",)), lambda item: item[0]) == ["a1", "b1", "a2", "b2", "a3", "x1"]
