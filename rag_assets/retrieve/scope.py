@@ -124,8 +124,8 @@ class DocumentIdentities:
                 top = max(score[d] for d in holders)
                 chosen |= {d for d in holders if score[d] == top}
         used = tuple(t for t in naming if any(t in self.terms[d] for d in chosen))
-        return Scope(tuple(sorted(chosen)), used, unknown, _sides(
-            frozenset(chosen), [frozenset(d for d in chosen if t in self.terms[d]) for t in written]))
+        sides = _sides(frozenset(chosen), [frozenset(d for d in chosen if t in self.terms[d]) for t in written])
+        return Scope(tuple(sorted(chosen)), used, unknown, sides)
 
 
 def _sides(scope: frozenset[str], named: list[frozenset[str]]) -> tuple[tuple[str, ...], ...]:
@@ -135,8 +135,8 @@ def _sides(scope: frozenset[str], named: list[frozenset[str]]) -> tuple[tuple[st
     d'Allianz"), that set and the rest of the scope; () otherwise."""
     sets = {s for s in named if s}
     smallest = [s for s in sets if not any(other < s for other in sets)]
-    if len(smallest) == 1 and smallest[0] < scope:
-        smallest.append(scope - smallest[0])
+    if len(smallest) == 1 and smallest[0] < scope:  # the precisely named set first
+        return tuple(sorted(smallest[0])), tuple(sorted(scope - smallest[0]))
     if len(smallest) < 2 or any(a & b for i, a in enumerate(smallest) for b in smallest[i + 1:]):
         return ()
     return tuple(sorted(tuple(sorted(s)) for s in smallest))
