@@ -3,7 +3,7 @@ Dagster then marks that asset (and what depends on it) stale."""
 
 CODE_VERSIONS = {
     "source_document": "1",
-    "docling_document": "4",
+    "docling_document": "5",
     "parents": "2",
     "children": "2",
     "dense_embeddings": "1",

@@ -106,6 +106,7 @@ def find_table_of_contents(document: DoclingDocument) -> tuple[list, list[TocEnt
             items.extend(item for item, _ in found)
             items.extend(headings_by_page.get(page, []))
             entries.extend(entry for _, entry in found)
+    items.extend(item for item in _repeated_headings_contents(document) if item not in items)
     for page, headings in headings_by_page.items():  # a "Sommaire" heading above a contents table
         if any(isinstance(i, TableItem) and i.prov and i.prov[0].page_no == page for i in items):
             items.extend(h for h in headings if h not in items)
@@ -117,6 +118,34 @@ def find_table_of_contents(document: DoclingDocument) -> tuple[list, list[TocEnt
                      or _TRAILING_LEADERS.search(item.text.strip()))):
             items.append(item)
     return items, entries
+
+
+_NUMBERED_ENTRIES = re.compile(r"^(?:\d+(?:\.\d+)+\s*[-–.)]\s*\S.*){1}(?:\s\d+(?:\.\d+)+\s*[-–.)]\s*\S.*)+$")
+
+
+def _repeated_headings_contents(document: DoclingDocument) -> list:
+    """Contents printed without leaders or page numbers beside the titles (MAIF's "1 - Le
+    domaine d'application du contrat", then "1.1 - L'objet… 1.2 - …", page numbers in a
+    column of their own): a page holding at least MIN_TOC_LINES distinct numbered headings
+    that all come back as headings on later pages is contents. Its repeated headings, its runs of sub-entries
+    and its page numbers leave the body; anything else on the page stays."""
+    headings = [(item, item.prov[0].page_no, _fold(item.text)) for item, _ in document.iterate_items()
+                if isinstance(item, SectionHeaderItem) and item.prov and _fold(item.text)]
+    repeated: dict[int, list] = {}
+    for i, (item, page, folded) in enumerate(headings):
+        if heading_rank(item.text.strip()) is not None and any(f == folded and p > page
+                                                               for _, p, f in headings[i + 1:]):
+            repeated.setdefault(page, []).append(item)
+    pages = {page for page, found in repeated.items() if len({_fold(h.text) for h in found}) >= MIN_TOC_LINES}
+    contents = []
+    for item, _ in document.iterate_items():
+        if not (isinstance(item, TextItem) and item.prov and item.prov[0].page_no in pages):
+            continue
+        text = " ".join(item.text.split())
+        if (item in repeated[item.prov[0].page_no] or _NUMBERED_ENTRIES.match(text)
+                or re.fullmatch(r"(?:\d{1,3}\s*)+", text) or text.casefold() in ("pages", "page")):
+            contents.append(item)
+    return contents
 
 
 def _join_split_headings(document: DoclingDocument) -> None:

@@ -43,6 +43,9 @@ _LEGAL_KEYWORDS: list[tuple[int, re.Pattern[str]]] = [
     ]
 ]
 _SECTION_SIGN = re.compile(r"^§+\s*\d")
+# "Article L 114-2 du Code des assurances", "Article 2246 du Code civil": a law the policy
+# quotes (in its prescription clause), not a part of the policy's own numbering.
+_CITED_ARTICLE = re.compile(r"^(?:article|art\.)\s+\S+(?:\s+\S+)?\s+(?:du|de la|des)\s+code\b", re.IGNORECASE)
 _ROMAN_HEADING = re.compile(r"^[IVXLC]+[.)]\s")
 _DOTTED_HEADING = re.compile(r"^(\d+(?:\.\d+)*)[.)]?\s+\D")
 _LETTER_HEADING = re.compile(r"^[A-Z][.)]\s")
@@ -165,6 +168,8 @@ def repair_text(doc: DoclingDocument) -> DoclingDocument:
 
 def heading_rank(text: str) -> tuple[int, int] | None:
     """Rank of a heading's numbering: legal keywords first, then I. / 1. / 1.1 / A."""
+    if _CITED_ARTICLE.match(text):
+        return None
     for rank, pattern in _LEGAL_KEYWORDS:
         if pattern.match(text):
             return rank, 0
@@ -180,6 +185,10 @@ def heading_rank(text: str) -> tuple[int, int] | None:
     return None
 
 
+def _page(item) -> int:
+    return item.prov[0].page_no if item.prov else 0
+
+
 def assign_heading_levels(doc: DoclingDocument) -> DoclingDocument:
     """Set ``SectionHeaderItem.level`` from numbering, in place; returns ``doc``.
 
@@ -187,10 +196,11 @@ def assign_heading_levels(doc: DoclingDocument) -> DoclingDocument:
     and puts Section and Article on one level. This ranks the French and English
     legal keywords (LIVRE/PART > TITRE/TITLE/ANNEX > CHAPITRE/CHAPTER > Section
     > Sous-section/Subsection > Paragraphe > Article), then I. > 1. > 1.1 > A.,
-    compressed to the ranks present. Unnumbered headings before the first
-    numbered one (the document title) are level 1 and push the numbered ones
-    down a level; a later unnumbered heading is a leaf (it heads what follows
-    it up to the next heading; numbered headings never hang from it).
+    compressed to the ranks present. Unnumbered headings on the first page with a heading,
+    before the first numbered one (the document title), are level 1 and push the numbered
+    ones down a level; any other unnumbered heading is a leaf (it heads what follows it up
+    to the next heading; numbered headings never hang from it — a preface's "Plafond
+    d'intervention" box title must not head the whole policy).
     Documents with no numbered heading keep the levels Docling gave.
     """
     headings = [item for item, _ in doc.iterate_items() if isinstance(item, SectionHeaderItem)]
@@ -198,14 +208,15 @@ def assign_heading_levels(doc: DoclingDocument) -> DoclingDocument:
     present = sorted({r for r in ranks if r is not None})
     if not present:
         return doc
-    # Unnumbered headings before the first numbered one (the document title) head the tree.
+    title_page = _page(headings[0])
+    # Unnumbered headings of the title page before the first numbered one head the tree.
     offset = 1 if ranks[0] is None else 0
     level_of = {rank: i + 1 + offset for i, rank in enumerate(present)}
     numbered_seen = False
     for heading, rank in zip(headings, ranks):
         if rank is not None:
             heading.level, numbered_seen = level_of[rank], True
-        elif numbered_seen:
+        elif numbered_seen or _page(heading) != title_page:
             # Inside the numbered tree an unnumbered heading ("Franchise", a bold line of a
             # box) heads only what follows it up to the next heading: numbered headings
             # hang from numbered ones, never from it.
