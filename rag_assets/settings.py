@@ -68,6 +68,8 @@ class Settings(BaseSettings):
     # Fixed by the code, not the environment.
     child_max_tokens: ClassVar[int] = 400
     parent_max_tokens: ClassVar[int] = 2000
+    # a section under this joins the next ones under its heading (ingest/sections.py)
+    parent_min_tokens: ClassVar[int] = 200
     candidates_per_engine: ClassVar[int] = 20
 
     @model_validator(mode="after")

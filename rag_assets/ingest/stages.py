@@ -166,7 +166,8 @@ def run_parents(settings: Settings, document_id: str) -> StageResult:
     store = _store(settings)
     embedder = get_embedder(settings.embedder)
     document = load_document(store.docling_dir(document_id))
-    parents = build_parents(document, document_id, embedder.count_tokens, settings.parent_max_tokens)
+    parents = build_parents(document, document_id, embedder.count_tokens, settings.parent_max_tokens,
+                            settings.parent_min_tokens)
     docling_manifest = read_json(store.docling_dir(document_id) / "manifest.json")
     source_sha = docling_manifest["source_sha256"]
     provenance = {
@@ -176,6 +177,7 @@ def run_parents(settings: Settings, document_id: str) -> StageResult:
         "code_version": CODE_VERSIONS["parents"],
         "tokenizer": f"{embedder.name} {embedder.revision}",
         "parent_max_tokens": settings.parent_max_tokens,
+        "parent_min_tokens": settings.parent_min_tokens,
     }
     rows = [p.to_row() for p in parents]
     write_rows(store.parents_path(document_id), rows, provenance, PARENT_JSON_COLUMNS)

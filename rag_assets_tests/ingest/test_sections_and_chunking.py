@@ -96,3 +96,44 @@ def test_table_chunks_repeat_the_header_and_caption(parents, chunker):
             if not line or line.startswith("Tableau 2"):  # the caption opens the first chunk
                 continue
             assert line.startswith("|") and line.endswith("|"), "rows are never cut"
+
+
+SHORT_SECTIONS = """# Notice
+
+## III. Les garanties en cas d'incapacité
+
+### 1. Délai d'attente
+
+Néant.
+
+### 2. Franchise
+
+La franchise est de 30 jours.
+
+### 3. Montant
+
+L'indemnité journalière est versée à partir du 31e jour, dans la limite de 300 € par jour.
+
+## IV. Les exclusions
+
+Les conséquences de la guerre sont exclues.
+"""
+
+
+def test_short_sections_join_the_next_ones_under_their_heading(tmp_path):
+    path = tmp_path / "notice.md"
+    path.write_text(SHORT_SECTIONS, encoding="utf-8")
+    document = DocumentConverter().convert(str(path)).document
+    count = get_embedder().count_tokens
+    separate = build_parents(document, "doc-2", count)
+    joined = build_parents(document, "doc-2", count, min_tokens=40)
+    assert len(joined) < len(separate)
+    garanties = next(p for p in joined if "Néant." in p.text)
+    # the common heading path, the sub-headings as lines of the text, in reading order
+    assert garanties.heading_path == ["Notice", "III. Les garanties en cas d'incapacité"]
+    assert garanties.text.index("1. Délai d'attente") < garanties.text.index("Néant.") < \
+        garanties.text.index("2. Franchise") < garanties.text.index("30 jours")
+    # never across a heading of the same level as the joined sections' parent
+    assert not any("Néant." in p.text and "guerre" in p.text for p in joined)
+    # every body item still in exactly one parent
+    assert sorted(r for p in joined for r in p.item_refs) == sorted(r for p in separate for r in p.item_refs)
