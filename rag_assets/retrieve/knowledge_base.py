@@ -269,8 +269,12 @@ class KnowledgeBase:
                 query, lambda t: self.lexical.doc_freq(t, query.language) > 0,
                 lambda t: self.lexical.doc_freq(t, query.language) > COMMON_SHARE * max(1, len(self.children)),
             ) if self.use_scope else Scope()
+        sides: list[SearchFilters] = []
         if scope.document_ids and not parsed.document_ids:
             parsed = dataclasses.replace(parsed, document_ids=scope.document_ids)
+            # a comparison: each side gets its own candidates, or the longer document crowds
+            # the other out before the sides can take turns
+            sides = [dataclasses.replace(parsed, document_ids=side) for side in scope.groups]
         # acronyms resolved for both engines; thesaurus terms weighted for BM25
         text, acronyms = self.acronyms.resolve_traced(query.text) if self.use_acronyms else (query.text, {})
         expansion = load_thesaurus().expand(AnalyzedQuery.of(text, query.language)) if self.use_thesaurus else None
@@ -284,15 +288,16 @@ class KnowledgeBase:
             self._refresh()
             # over-fetch: hits of an unpublished version are dropped after retrieval
             started = time.perf_counter()
-            lexical = self._published_only(
-                self.lexical.search(text, parsed, limit=2 * limit, weights=term_weights), "bm25", excluded)[:limit]
+            lexical = self._each_side(sides or [parsed], lambda f: self._published_only(
+                self.lexical.search(text, f, limit=2 * limit, weights=term_weights), "bm25", excluded)[:limit])
             feedback = self._feedback(text, lexical, query.language) if self.feedback else {}
             if feedback:
-                lexical = self._published_only(self.lexical.search(
-                    text, parsed, limit=2 * limit, weights={**feedback, **(term_weights or {})}), "bm25", excluded)[:limit]
+                lexical = self._each_side(sides or [parsed], lambda f: self._published_only(self.lexical.search(
+                    text, f, limit=2 * limit, weights={**feedback, **(term_weights or {})}), "bm25", excluded)[:limit])
             seconds["bm25"] = time.perf_counter() - started
             started = time.perf_counter()
-            dense = self._published_only(self.dense.search(vector, parsed, limit=2 * limit), "dense", excluded)[:limit]
+            dense = self._each_side(sides or [parsed], lambda f: self._published_only(
+                self.dense.search(vector, f, limit=2 * limit), "dense", excluded)[:limit])
             seconds["dense"] = time.perf_counter() - started
             phrase = self._published_only(self.lexical.search(query.text, parsed, limit=limit, phrase=True),
                                           "phrase", excluded)
@@ -316,6 +321,13 @@ class KnowledgeBase:
         self.last_excluded = excluded
         return RetrievalTrace(query, parsed, scope, children, parents, quoting, fused, excluded, seconds,
                               expansion.trace() if expansion else {}, acronyms, feedback)
+
+    @staticmethod
+    def _each_side(sides: list[SearchFilters], search) -> list[ChildHit]:
+        """One engine's hits over each side's filter, best first (one side: its hits as they are)."""
+        if len(sides) == 1:
+            return search(sides[0])
+        return sorted((hit for side in sides for hit in search(side)), key=lambda hit: -hit.score)
 
     def _feedback(self, text: str, first: list[ChildHit], language: str) -> dict[str, float]:
         top = [h for h in first[: self.feedback.documents] if h.child_id in self.children]
