@@ -76,7 +76,7 @@ def measure(store: Path, questions: list[str], repeats: int = 3) -> dict:
         exact.append(time.perf_counter() - begun)
     stats = kb.dense.ann_index()
     return {
-        "children": len(kb.children),
+        "children": kb.child_count(),
         "documents": len(kb.documents),
         "open_s": round(opened, 3),
         "cold_start_s": round(cold, 3),
