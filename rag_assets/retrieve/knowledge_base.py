@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from rag_assets.index.dense import DenseIndex
-from rag_assets.embedding import get_embedder
+from rag_assets.embedding import QueryVectorCache, get_embedder
 from rag_assets.errors import StoreMismatchError
 from rag_assets.index.filters import SearchFilters
 from rag_assets.retrieve.fusion import PLAIN_RRF, Fusion, children_to_parents
@@ -121,6 +121,7 @@ class KnowledgeBase:
         self.lexical = LexicalIndex(store.tantivy_dir)
         self.published: dict[str, dict] = {}
         self.corpus = PublishedCorpus(store)  # parents and children, read by id when asked
+        self.query_vectors = QueryVectorCache()  # a repeated question is not embedded again
         self.documents: dict[str, dict] = {}
         # Hits skipped by the last search because their version is not the published one.
         self.last_excluded: list[dict] = []
@@ -286,7 +287,7 @@ class KnowledgeBase:
         term_weights = {**expansion.words, **(term_weights or {})} if expansion else term_weights
         seconds: dict[str, float] = {}
         started = time.perf_counter()
-        vector = get_embedder(self.embedder_spec).embed_query(text)
+        vector = self.query_vectors.embed_query(get_embedder(self.embedder_spec), text)
         seconds["query_embedding"] = time.perf_counter() - started
         excluded: list[dict] = []
         with self._lock:
