@@ -142,6 +142,8 @@ def cmd_bench(args, settings) -> int:
         if args.reindex else None
     sizes = [int(s) for s in args.sizes.split(",") if s]
     if not sizes:  # --sizes "": the re-indexing and ingestion figures only
+        if args.json:
+            args.json.write_text(json.dumps({"load_average": os.getloadavg(), "reindex": reindex}, indent=2))
         return 0
     source_root = (args.source_store or settings.store).resolve()
     source = read_source(source_root)
@@ -176,7 +178,8 @@ def cmd_bench(args, settings) -> int:
                   f"index {built['ann']}, built in {build_s:.1f} s", flush=True)
     print("\nlatency in ms, p50/p95 (search = retrieve + hits of a new question, query embedding included; repeated = "
           "search of a question asked before, its vector from the query cache; cold = open + first search; "
-          "RSS open = after KnowledgeBase.open, before the embedder loads)")
+          "RSS open = after KnowledgeBase.open, before the embedder loads; RSS MB = after the searches; peak = "
+          "the process's, the exact scans for recall included)")
     print(header)
     for row in rows:
         latency = {**row["latency_ms"], "dense exact": row["dense_exact_ms"]}

@@ -122,6 +122,7 @@ class KnowledgeBase:
         self.published: dict[str, dict] = {}
         self.corpus = PublishedCorpus(store)  # parents and children, read by id when asked
         self.query_vectors = QueryVectorCache()  # a repeated question is not embedded again
+        self.query_limits = load_settings()  # RAG_ASSETS_MAX_QUERY_*, read once, not at every question
         self.documents: dict[str, dict] = {}
         # Hits skipped by the last search because their version is not the published one.
         self.last_excluded: list[dict] = []
@@ -269,7 +270,7 @@ class KnowledgeBase:
         child per engine), fused by ``self.fusion`` (weighted RRF or normalized scores); parents holding a
         quoted clause of the question lead. Only hits of each document's published version
         count; others (a re-index in flight) are skipped and listed in the trace."""
-        question = checked_question(question)  # length, terms, empty, cleaned (QueryRefused)
+        question = checked_question(question, self.query_limits)  # length, terms, empty, cleaned (QueryRefused)
         query = question if isinstance(question, AnalyzedQuery) else AnalyzedQuery.of(question)
         parsed = filters if isinstance(filters, SearchFilters) else SearchFilters.from_dict(filters, groups)
         limit = candidates or self.candidates
