@@ -264,9 +264,10 @@ class DocumentAcronyms:
                 "pairs": [list(p) for p in self.pairs], "acronyms": self.acronyms, "phrases": self.phrases}
 
     @classmethod
-    def from_dict(cls, data: dict, thesaurus=None) -> "DocumentAcronyms | None":
-        """None when the summary was made by another extraction or for another thesaurus."""
-        if data.get("extraction_version") != EXTRACTION_VERSION or data.get("thesaurus") != thesaurus_fingerprint(thesaurus):
+    def from_dict(cls, data: dict, fingerprint: str) -> "DocumentAcronyms | None":
+        """None when the summary was made by another extraction or for another thesaurus
+        (`fingerprint`: `thesaurus_fingerprint` of the one in use)."""
+        if data.get("extraction_version") != EXTRACTION_VERSION or data.get("thesaurus") != fingerprint:
             return None
         return cls([tuple(p) for p in data["pairs"]], data["acronyms"], data["phrases"], data["thesaurus"])
 

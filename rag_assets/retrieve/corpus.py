@@ -19,7 +19,7 @@ from pathlib import Path
 import polars as pl
 
 from rag_assets.index.rows import PARENT_JSON_COLUMNS
-from rag_assets.retrieve.acronyms import DocumentAcronyms
+from rag_assets.retrieve.acronyms import DocumentAcronyms, thesaurus_fingerprint
 from rag_assets.store import ACRONYMS_FILE, KnowledgeStore, read_json
 
 CACHED_DOCUMENTS = 64
@@ -120,12 +120,14 @@ class PublishedCorpus:
                 yield from document.parents.values()
 
 
-def document_acronyms(store: KnowledgeStore, entry: dict, thesaurus) -> DocumentAcronyms:
+def document_acronyms(store: KnowledgeStore, entry: dict, thesaurus, fingerprint: str | None = None) -> DocumentAcronyms:
     """The acronym summary stored with a published version (made by the parents stage), or
-    made from its parents' text when it is missing or was made otherwise."""
+    made from its parents' text when it is missing or was made otherwise (`fingerprint`: the
+    thesaurus's, when the caller has it)."""
     folder = store.root / entry["path"]
     stored = folder / ACRONYMS_FILE
-    summary = DocumentAcronyms.from_dict(read_json(stored), thesaurus) if stored.exists() else None
+    fingerprint = fingerprint or thesaurus_fingerprint(thesaurus)
+    summary = DocumentAcronyms.from_dict(read_json(stored), fingerprint) if stored.exists() else None
     if summary is None:
         summary = DocumentAcronyms.of(pl.read_parquet(folder / "parents.parquet", columns=["text"])["text"].to_list(),
                                       thesaurus)

@@ -22,7 +22,7 @@ from rag_assets.errors import StoreMismatchError
 from rag_assets.index.filters import SearchFilters
 from rag_assets.retrieve.fusion import PLAIN_RRF, Fusion, children_to_parents
 from rag_assets.retrieve.query import AnalyzedQuery
-from rag_assets.retrieve.acronyms import AcronymDictionary
+from rag_assets.retrieve.acronyms import AcronymDictionary, thesaurus_fingerprint
 from rag_assets.retrieve.corpus import PublishedCorpus, document_acronyms
 from rag_assets.retrieve.feedback import Feedback
 from rag_assets.retrieve.thesaurus import load_thesaurus
@@ -178,20 +178,22 @@ class KnowledgeBase:
         self._identities = DocumentIdentities.of(documents)
         if self.use_acronyms:  # the corpus's "Long Form (ACR)" pairs + the thesaurus's acronyms
             thesaurus = load_thesaurus()
+            fingerprint = thesaurus_fingerprint(thesaurus)
             summaries = {}
             for document_id, entry in publication.items():
                 kept = self._acronym_summaries.get(document_id)
                 summaries[document_id] = kept if kept and kept[0] == entry["version"] else \
-                    (entry["version"], document_acronyms(self.store, entry, thesaurus))
+                    (entry["version"], document_acronyms(self.store, entry, thesaurus, fingerprint))
             self._acronym_summaries = summaries
             self.acronyms = AcronymDictionary.merge((summary for _, summary in summaries.values()), thesaurus)
         self._stamp = stamp
 
     def _check(self, publication: dict[str, dict]) -> None:
         problems = []
+        dense = self.dense.counts()  # one scan, not a query per document
         for document_id, entry in publication.items():
             version = entry["version"]
-            counts = {"dense": self.dense.count(document_id, version), "lexical": self.lexical.count(document_id, version)}
+            counts = {"dense": dense.get((document_id, version), 0), "lexical": self.lexical.count(document_id, version)}
             if set(counts.values()) != {entry["children"]}:
                 problems.append(f"{document_id}: published version {version} has {entry['children']} children "
                                 f"but the indexes hold {counts}")
