@@ -5,6 +5,7 @@ Figures themselves are printed by the command, never asserted."""
 from __future__ import annotations
 
 import polars as pl
+import pytest
 
 from rag_assets.benchmarking.ingestion_figures import summarize
 from rag_assets.benchmarking.query_latency import dense_recall
@@ -39,3 +40,14 @@ def test_scaled_store_searches_like_the_source(sample_kb, tmp_path):
     summary = summarize(stage_records(instance))
     assert summary["pages"] > 0 and summary["stages"]["docling_document"]["s_per_page"] > 0
     assert summary["stages"]["dense_embeddings"]["documents"] == len(source)
+
+
+@pytest.mark.slow  # two small stores built through Dagster
+def test_reindex_figures_run_the_pipeline(tmp_path, capsys):
+    from rag_assets.commands.bench import print_reindex
+    from rag_assets.settings import load_settings
+
+    rows = print_reindex(load_settings().model_copy(update={"store": tmp_path / "unused"}), [1, 2], repeats=1)
+    assert [r["documents"] for r in rows] == [1, 2]  # a wrong status (changed not indexed, ...) raises
+    assert all(r["changed_s"] > 0 and r["unchanged_s"] > 0 for r in rows)
+    assert "SYNTHETIC" in capsys.readouterr().out
