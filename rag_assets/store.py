@@ -2,7 +2,7 @@
 
     <store>/registry.json                  document_id -> source path (what the partitions mean)
     <store>/sources/<sha256>/<file name>   content-addressed copies of the source files
-    <store>/documents/<document_id>/       per-document artifacts (source.json, docling/, parents, children)
+    <store>/documents/<document_id>/       per-document artifacts (source.json, docling/, parents, acronyms, children)
     <store>/lancedb/                       dense vectors (table "children")
     <store>/tantivy/                       lexical index
     <store>/cache/                         embedding cache by content hash
@@ -21,6 +21,9 @@ from typing import Any, Callable
 from filelock import FileLock
 
 from rag_assets.hashing import short_id
+
+
+ACRONYMS_FILE = "acronyms.json"  # a document's acronym summary, beside its parents
 
 
 def write_json_atomic(path: Path, payload: Any) -> None:
@@ -116,6 +119,9 @@ class KnowledgeStore:
 
     def parents_path(self, document_id: str) -> Path:
         return self.document_dir(document_id) / "parents.parquet"
+
+    def acronyms_path(self, document_id: str) -> Path:
+        return self.document_dir(document_id) / ACRONYMS_FILE
 
     def children_path(self, document_id: str) -> Path:
         return self.document_dir(document_id) / "children.parquet"

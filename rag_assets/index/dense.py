@@ -91,6 +91,15 @@ class DenseIndex:
         condition = f"document_id = '{document_id}'" + (f" AND version = '{version}'" if version else "")
         return table.count_rows(condition)
 
+    def counts(self) -> dict[tuple[str, str], int]:
+        """Rows per (document id, version), in one scan of those two columns."""
+        rows = self.rows(columns=["document_id", "version"])
+        if not rows.num_rows:
+            return {}
+        grouped = rows.group_by(["document_id", "version"]).aggregate([([], "count_all")])
+        return dict(zip(zip(grouped["document_id"].to_pylist(), grouped["version"].to_pylist()),
+                        grouped["count_all"].to_pylist()))
+
     def delete_document(self, document_id: str) -> None:
         table = self._table()
         if table is not None:

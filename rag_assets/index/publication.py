@@ -14,7 +14,7 @@ import datetime as dt
 import shutil
 from pathlib import Path
 
-from rag_assets.store import KnowledgeStore, file_lock, read_json, write_json_atomic
+from rag_assets.store import ACRONYMS_FILE, KnowledgeStore, file_lock, read_json, write_json_atomic
 
 PUBLISHED_FILE = "published.json"
 
@@ -45,6 +45,8 @@ def publish(store: KnowledgeStore, document_id: str, version: str, counts: dict)
         staging.mkdir(parents=True)
         shutil.copy2(store.parents_path(document_id), staging / "parents.parquet")
         shutil.copy2(store.children_path(document_id), staging / "children.parquet")
+        if store.acronyms_path(document_id).exists():  # readers make it from the parents otherwise
+            shutil.copy2(store.acronyms_path(document_id), staging / ACRONYMS_FILE)
         staging.replace(target)
     entry = {
         "version": version,

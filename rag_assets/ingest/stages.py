@@ -31,7 +31,9 @@ from rag_assets.ingest.sections import Parent, build_parents
 from rag_assets.settings import Settings
 from rag_assets.index.records import SourceRecord, document_title, load_source_record
 from rag_assets.ingest.sources import ingest_source
-from rag_assets.store import KnowledgeStore, read_json
+from rag_assets.retrieve.acronyms import DocumentAcronyms
+from rag_assets.retrieve.thesaurus import load_thesaurus
+from rag_assets.store import KnowledgeStore, read_json, write_json_atomic
 from rag_assets.index.rows import PARENT_JSON_COLUMNS, read_rows, write_rows
 from rag_assets.versions import CODE_VERSIONS
 
@@ -181,6 +183,12 @@ def run_parents(settings: Settings, document_id: str) -> StageResult:
     }
     rows = [p.to_row() for p in parents]
     write_rows(store.parents_path(document_id), rows, provenance, PARENT_JSON_COLUMNS)
+    # What the text says about acronyms, found once here so that readers merge summaries
+    # instead of reading every parent's text at open.
+    acronyms = DocumentAcronyms.of([r["text"] for r in rows], load_thesaurus())
+    write_json_atomic(store.acronyms_path(document_id), {
+        **acronyms.to_dict(), "provenance": {"document_id": document_id, "code_version": CODE_VERSIONS["parents"],
+                                             "parents_sha256": sha256_file(store.parents_path(document_id))}})
     body = _body_items(document)
     placed = Counter(r for p in parents for r in p.item_refs)
     lost = [ref for ref in body if placed[ref] == 0]
@@ -197,6 +205,7 @@ def run_parents(settings: Settings, document_id: str) -> StageResult:
             "pictures": len(pictures),
             "pictures_without_caption": _pages_summary(bare),
             "max_heading_depth": max((len(p.heading_path) for p in parents), default=0),
+            "acronym_pairs": len(acronyms.pairs),
         },
         checks={
             "parents_cover_body": Check(

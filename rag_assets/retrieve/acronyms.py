@@ -13,6 +13,9 @@ Maîtrisée (OPTAM)"; small words such as "de", "des", "pour" may be skipped), s
 An `AcronymDictionary` merges the pairs found in the published documents (the
 documents' own wording first) with the thesaurus's acronym labels — leaving out the
 acronyms the documents use as names ("MAIF": written 700 times, its long form 3).
+Finding pairs needs every word of the text, so it is done once per document when its
+parents are built (`DocumentAcronyms`, stored beside them) and the client only merges
+those summaries (`AcronymDictionary.merge`).
 `resolve` writes each known acronym of the question once with its long form beside it
 ("ITT" → "ITT (incapacité temporaire totale)"). Acronyms are matched case-sensitively
 on word boundaries: "SCR" is resolved, "scr" and "SCRIPT" are not.
@@ -25,6 +28,8 @@ import unicodedata
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable
+
+from rag_assets.hashing import short_id
 
 # 2 to 8 capitals; digits, "/", "&" and "-" allowed inside ("S/P", "OPTAM-CO").
 _ACRONYM = r"[A-Z](?:[A-Z0-9/&-]{0,10}[A-Z0-9])?"
@@ -193,10 +198,10 @@ class _Occurrences:
         self.folded = " ".join(_fast_fold(self.text).split())
         self._acronyms: Counter | None = None
 
-    def acronym(self, acronym: str) -> int:
+    def acronyms(self) -> Counter:
         if self._acronyms is None:  # every acronym-like word, in one pass
             self._acronyms = Counter(re.findall(rf"(?<![\w/&-]){_ACRONYM}(?![\w/&-])", self.text))
-        return self._acronyms[acronym]
+        return self._acronyms
 
     def phrase(self, phrase: str) -> int:
         return self.folded.count(" ".join(_fast_fold(phrase).split())) if self.folded else 0
@@ -205,6 +210,66 @@ class _Occurrences:
 def _fast_fold(text: str) -> str:
     """`_fold` for long texts: the accents are dropped by one regular expression."""
     return re.sub(r"[\u0300-\u036f]", "", unicodedata.normalize("NFD", text.casefold()))
+
+
+# Bump when what `DocumentAcronyms.of` finds for the same text changes: stored summaries of
+# another version are recomputed from the document's text.
+EXTRACTION_VERSION = "1"
+
+
+def _phrase_key(long_form: str) -> str:
+    """How `_Occurrences.phrase` compares a long form with the text."""
+    return " ".join(_fast_fold(long_form).split())
+
+
+def thesaurus_fingerprint(thesaurus) -> str:
+    """What of the thesaurus a document's summary depends on: its acronym labels."""
+    return short_id(sorted(thesaurus.acronyms()) if thesaurus is not None else [])
+
+
+@dataclass
+class DocumentAcronyms:
+    """What one document's text says about acronyms, enough to merge documents without
+    reading their text again: the pairs it introduces (counted, first written first), how
+    often it writes each acronym-like word, and how often it writes each long form that it
+    or the thesaurus gives. A long form introduced by another document is counted in that
+    document only, so the name test of a merge may see fewer long forms than the whole text
+    holds (the documents that use an acronym as a name rarely spell it out)."""
+
+    pairs: list[tuple[str, str, int]]  # (acronym, long form as first written, times)
+    acronyms: dict[str, int]
+    phrases: dict[str, int]  # `_phrase_key` of a long form -> times
+    thesaurus: str = ""  # thesaurus_fingerprint the phrases were counted for
+
+    @classmethod
+    def of(cls, texts: Iterable[str], thesaurus=None) -> "DocumentAcronyms":
+        texts = list(texts)
+        found: dict[tuple[str, str], list] = {}  # (acronym, folded long form) -> [first written, times]
+        for text in texts:
+            for acronym, long_form in pairs(text):
+                entry = found.setdefault((acronym, _fold(_clean(long_form))), [_clean(long_form), 0])
+                entry[1] += 1
+        counts = _Occurrences(texts)
+        forms = [written for written, _ in found.values()]
+        forms += [long_form for _, long_form, _ in (thesaurus.acronyms() if thesaurus is not None else ())]
+        return cls(
+            pairs=[(acronym, written, times) for (acronym, _), (written, times) in found.items()],
+            acronyms={word: n for word, n in counts.acronyms().items() if is_acronym(word)},
+            phrases={key: n for key in dict.fromkeys(map(_phrase_key, forms)) if (n := counts.phrase(key))},
+            thesaurus=thesaurus_fingerprint(thesaurus),
+        )
+
+    def to_dict(self) -> dict:
+        return {"extraction_version": EXTRACTION_VERSION, "thesaurus": self.thesaurus,
+                "pairs": [list(p) for p in self.pairs], "acronyms": self.acronyms, "phrases": self.phrases}
+
+    @classmethod
+    def from_dict(cls, data: dict, fingerprint: str) -> "DocumentAcronyms | None":
+        """None when the summary was made by another extraction or for another thesaurus
+        (`fingerprint`: `thesaurus_fingerprint` of the one in use)."""
+        if data.get("extraction_version") != EXTRACTION_VERSION or data.get("thesaurus") != fingerprint:
+            return None
+        return cls([tuple(p) for p in data["pairs"]], data["acronyms"], data["phrases"], data["thesaurus"])
 
 
 @dataclass
@@ -224,17 +289,32 @@ class AcronymDictionary:
         name the thing ("MAIF" 700 times, "Mutuelle assurance des instituteurs de France"
         3 times): the acronym alone finds those pages, and its long form would only add
         words to the question — it is left out (listed in `skipped`)."""
-        texts = list(texts)
-        found = _most_frequent(pair for text in texts for pair in pairs(text))
-        candidates = [(acronym, long_form, "corpus") for acronym, long_form in found.items()]
+        return cls.merge([DocumentAcronyms.of(texts, thesaurus)], thesaurus)
+
+    @classmethod
+    def merge(cls, documents: Iterable[DocumentAcronyms], thesaurus=None) -> "AcronymDictionary":
+        """`build` from the documents' summaries, in document order (ties between long forms
+        go to the first written, as in one text)."""
+        forms: dict[str, Counter] = defaultdict(Counter)
+        written: dict[tuple[str, str], str] = {}  # (acronym, folded long form) -> its first written form
+        acronym_counts, phrase_counts = Counter(), Counter()
+        for document in documents:
+            for acronym, long_form, times in document.pairs:
+                key = _fold(long_form)
+                written.setdefault((acronym, key), long_form)
+                forms[acronym][key] += times
+            acronym_counts.update(document.acronyms)
+            phrase_counts.update(document.phrases)
+        # Counter.most_common keeps insertion order on ties
+        candidates = [(acronym, written[acronym, counted.most_common(1)[0][0]], "corpus")
+                      for acronym, counted in forms.items()]
         candidates += [(acronym, long_form, f"thesaurus:{concept}")
                        for acronym, long_form, concept in (thesaurus.acronyms() if thesaurus is not None else ())]
         dictionary = cls()
-        counts = _Occurrences(texts)
         for acronym, long_form, source in candidates:
             if acronym in dictionary.long_forms or acronym in dictionary.skipped:
                 continue
-            if counts.acronym(acronym) > NAME_RATIO * counts.phrase(long_form):
+            if acronym_counts[acronym] > NAME_RATIO * phrase_counts[_phrase_key(long_form)]:
                 dictionary.skipped[acronym] = long_form
                 continue
             dictionary.long_forms[acronym] = long_form

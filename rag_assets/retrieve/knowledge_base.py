@@ -17,12 +17,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from rag_assets.index.dense import DenseIndex
-from rag_assets.embedding import get_embedder
+from rag_assets.embedding import QueryVectorCache, get_embedder
 from rag_assets.errors import StoreMismatchError
 from rag_assets.index.filters import SearchFilters
 from rag_assets.retrieve.fusion import PLAIN_RRF, Fusion, children_to_parents
 from rag_assets.retrieve.query import AnalyzedQuery
-from rag_assets.retrieve.acronyms import AcronymDictionary
+from rag_assets.retrieve.acronyms import AcronymDictionary, thesaurus_fingerprint
+from rag_assets.retrieve.corpus import PublishedCorpus, document_acronyms
 from rag_assets.retrieve.feedback import Feedback
 from rag_assets.retrieve.thesaurus import load_thesaurus
 from rag_assets.retrieve.scope import DocumentIdentities, Scope, take_turns
@@ -33,7 +34,6 @@ from rag_assets.index.records import document_title, load_source_record
 from rag_assets.index.publication import published_path, read_publication
 from rag_assets.retrieve.reranking import reranker_from_spec
 from rag_assets.store import KnowledgeStore
-from rag_assets.index.rows import PARENT_JSON_COLUMNS, read_rows
 
 
 @dataclass(frozen=True)
@@ -114,13 +114,15 @@ class KnowledgeBase:
         # thesaurus terms for BM25, acronyms resolved before both engines
         self.use_thesaurus, self.use_acronyms = use_thesaurus, use_acronyms
         self.feedback = Feedback() if use_prf else None  # RM3-style second BM25 pass
-        self.acronyms = AcronymDictionary()  # rebuilt from the published parents by `_refresh`
+        self.acronyms = AcronymDictionary()  # merged from the published documents' summaries by `_refresh`
+        self._acronym_summaries: dict[str, tuple[str, object]] = {}  # document id -> (version, DocumentAcronyms)
         self._identities = DocumentIdentities()
         self.dense = DenseIndex(store.lancedb_dir)
         self.lexical = LexicalIndex(store.tantivy_dir)
         self.published: dict[str, dict] = {}
-        self.parents: dict[str, dict] = {}
-        self.children: dict[str, dict] = {}
+        self.corpus = PublishedCorpus(store)  # parents and children, read by id when asked
+        self.query_vectors = QueryVectorCache()  # a repeated question is not embedded again
+        self.query_limits = load_settings()  # RAG_ASSETS_MAX_QUERY_*, read once, not at every question
         self.documents: dict[str, dict] = {}
         # Hits skipped by the last search because their version is not the published one.
         self.last_excluded: list[dict] = []
@@ -162,34 +164,36 @@ class KnowledgeBase:
         if stamp == self._stamp:
             return
         publication = read_publication(self.store)
-        parents, children, documents = {}, {}, {}
+        documents = {}
         for document_id, entry in publication.items():
             if (self.published.get(document_id) or {}).get("version") == entry["version"]:
-                parents.update({k: v for k, v in self.parents.items() if v["document_id"] == document_id})
-                children.update({k: v for k, v in self.children.items() if v["document_id"] == document_id})
                 documents[document_id] = self.documents[document_id]
                 continue
-            folder = self.store.root / entry["path"]
             record = load_source_record(self.store, document_id)
-            title = document_title(self.store, record)
-            documents[document_id] = {**record.to_dict(), "title": title}
-            for row in read_rows(folder / "parents.parquet", PARENT_JSON_COLUMNS):
-                parents[row["parent_id"]] = {**row, "document_title": title}
-            for row in read_rows(folder / "children.parquet"):
-                children[row["child_id"]] = row
+            documents[document_id] = {**record.to_dict(), "title": document_title(self.store, record)}
         if check:
             self._check(publication)
-        self.published, self.parents, self.children, self.documents = publication, parents, children, documents
+        self.corpus.update(publication, {d: record["title"] for d, record in documents.items()})
+        self.published, self.documents = publication, documents
         self._identities = DocumentIdentities.of(documents)
         if self.use_acronyms:  # the corpus's "Long Form (ACR)" pairs + the thesaurus's acronyms
-            self.acronyms = AcronymDictionary.build((p["text"] for p in parents.values()), load_thesaurus())
+            thesaurus = load_thesaurus()
+            fingerprint = thesaurus_fingerprint(thesaurus)
+            summaries = {}
+            for document_id, entry in publication.items():
+                kept = self._acronym_summaries.get(document_id)
+                summaries[document_id] = kept if kept and kept[0] == entry["version"] else \
+                    (entry["version"], document_acronyms(self.store, entry, thesaurus, fingerprint))
+            self._acronym_summaries = summaries
+            self.acronyms = AcronymDictionary.merge((summary for _, summary in summaries.values()), thesaurus)
         self._stamp = stamp
 
     def _check(self, publication: dict[str, dict]) -> None:
         problems = []
+        dense = self.dense.counts()  # one scan, not a query per document
         for document_id, entry in publication.items():
             version = entry["version"]
-            counts = {"dense": self.dense.count(document_id, version), "lexical": self.lexical.count(document_id, version)}
+            counts = {"dense": dense.get((document_id, version), 0), "lexical": self.lexical.count(document_id, version)}
             if set(counts.values()) != {entry["children"]}:
                 problems.append(f"{document_id}: published version {version} has {entry['children']} children "
                                 f"but the indexes hold {counts}")
@@ -203,9 +207,10 @@ class KnowledgeBase:
         kept = []
         for hit in hits:
             entry = self.published.get(hit["document_id"])
-            if entry is None or entry["version"] != hit["version"] or hit["parent_id"] not in self.parents:
+            if entry is None or entry["version"] != hit["version"]:
                 excluded.append({**hit, "engine": engine, "published_version": entry["version"] if entry else None})
             else:
+                self.corpus.note(hit["document_id"], hit["parent_id"], hit["child_id"])
                 kept.append(ChildHit(hit["child_id"], hit["parent_id"], hit["document_id"], hit["version"],
                                      float(hit["score"])))
         return kept
@@ -214,21 +219,29 @@ class KnowledgeBase:
 
     def parent(self, parent_id: str) -> dict:
         """A published parent: ids, heading path, text, blocks, pages, document title."""
-        return self.parents[parent_id]
+        parent = self.corpus.parent(parent_id)
+        if parent is None:
+            raise KeyError(parent_id)
+        return parent
 
     def has_parent(self, parent_id: str) -> bool:
-        return parent_id in self.parents
+        return self.corpus.parent(parent_id) is not None
 
     def parents_of(self, document_id: str) -> list[dict]:
         """A published document's parents, in reading order."""
-        return sorted((p for p in self.parents.values() if p["document_id"] == document_id), key=lambda p: p["ordinal"])
+        return self.corpus.parents_of(document_id)
 
     def iter_parents(self):
-        """Every published parent."""
-        return iter(list(self.parents.values()))
+        """Every published parent, document by document."""
+        return self.corpus.iter_parents()
 
     def child(self, child_id: str) -> dict | None:
-        return self.children.get(child_id)
+        """A published child (its text, not its contextualized form)."""
+        return self.corpus.child(child_id)
+
+    def child_count(self) -> int:
+        """Children of the published versions."""
+        return sum(entry["children"] for entry in self.published.values())
 
     def document(self, document_id: str) -> dict:
         """A published document's record (file, title, language, type, dates, groups, sha256)."""
@@ -259,7 +272,7 @@ class KnowledgeBase:
         child per engine), fused by ``self.fusion`` (weighted RRF or normalized scores); parents holding a
         quoted clause of the question lead. Only hits of each document's published version
         count; others (a re-index in flight) are skipped and listed in the trace."""
-        question = checked_question(question)  # length, terms, empty, cleaned (QueryRefused)
+        question = checked_question(question, self.query_limits)  # length, terms, empty, cleaned (QueryRefused)
         query = question if isinstance(question, AnalyzedQuery) else AnalyzedQuery.of(question)
         parsed = filters if isinstance(filters, SearchFilters) else SearchFilters.from_dict(filters, groups)
         limit = candidates or self.candidates
@@ -267,7 +280,7 @@ class KnowledgeBase:
             self._refresh()
             scope = self._identities.scope(
                 query, lambda t: self.lexical.doc_freq(t, query.language) > 0,
-                lambda t: self.lexical.doc_freq(t, query.language) > COMMON_SHARE * max(1, len(self.children)),
+                lambda t: self.lexical.doc_freq(t, query.language) > COMMON_SHARE * max(1, self.child_count()),
             ) if self.use_scope else Scope()
         sides: list[SearchFilters] = []
         if scope.document_ids and not parsed.document_ids:
@@ -281,7 +294,7 @@ class KnowledgeBase:
         term_weights = {**expansion.words, **(term_weights or {})} if expansion else term_weights
         seconds: dict[str, float] = {}
         started = time.perf_counter()
-        vector = get_embedder(self.embedder_spec).embed_query(text)
+        vector = self.query_vectors.embed_query(get_embedder(self.embedder_spec), text)
         seconds["query_embedding"] = time.perf_counter() - started
         excluded: list[dict] = []
         with self._lock:
@@ -307,7 +320,7 @@ class KnowledgeBase:
         fused = [FusedParent(p, score, ranks) for p, score, ranks in
                  self.fusion.fuse({e: [(h.parent_id, h.score) for h in ranking] for e, ranking in parents.items()})]
         if scope.groups:  # a comparison: both sides in the first places
-            fused = take_turns(fused, scope.groups, lambda f: self.parents[f.parent_id]["document_id"])
+            fused = take_turns(fused, scope.groups, lambda f: self.parent(f.parent_id)["document_id"])
         # A quoted clause (≥4 terms in order) is what the reader is looking for: the
         # parents holding it verbatim come first, whatever the fusion says.
         quoting = list(dict.fromkeys(h.parent_id for h in phrase))
@@ -330,9 +343,9 @@ class KnowledgeBase:
         return sorted((hit for side in sides for hit in search(side)), key=lambda hit: -hit.score)
 
     def _feedback(self, text: str, first: list[ChildHit], language: str) -> dict[str, float]:
-        top = [h for h in first[: self.feedback.documents] if h.child_id in self.children]
-        return self.feedback.expand(text, [self.children[h.child_id]["text"] for h in top], [h.score for h in top],
-                                    language)
+        top = [(h, child) for h in first[: self.feedback.documents]
+               if (child := self.corpus.child(h.child_id, h.document_id)) is not None]
+        return self.feedback.expand(text, [child["text"] for _, child in top], [h.score for h, _ in top], language)
 
     def search(self, question: str | AnalyzedQuery, k: int = 5, filters: dict | None = None, groups=None,
                candidates: int | None = None, term_weights: dict[str, float] | None = None) -> list[ParentHit]:
@@ -345,13 +358,13 @@ class KnowledgeBase:
         best = {engine: {h.parent_id: h for h in ranking} for engine, ranking in trace.parents.items()}
         results = []
         for fused in trace.fused[:k]:
-            parent = self.parents[fused.parent_id]
+            parent = self.parent(fused.parent_id)
             best_child = {}
             for engine, hits in best.items():
                 if fused.parent_id in hits:
                     hit = hits[fused.parent_id]
                     best_child[engine] = {"child_id": hit.child_id, "score": hit.score,
-                                          "text": (self.children.get(hit.child_id) or {}).get("text", "")}
+                                          "text": (self.corpus.child(hit.child_id, hit.document_id) or {}).get("text", "")}
             results.append(
                 ParentHit(
                     parent_id=fused.parent_id,

@@ -1,0 +1,45 @@
+"""The client reads parents and children by id from the published files, and merges the
+acronym summaries the parents stage stored instead of reading every parent's text."""
+
+import shutil
+
+import polars as pl
+
+from rag_assets.retrieve.acronyms import AcronymDictionary
+from rag_assets.retrieve.knowledge_base import KnowledgeBase
+from rag_assets.retrieve.thesaurus import load_thesaurus
+from rag_assets.store import ACRONYMS_FILE
+
+
+def _texts(kb: KnowledgeBase) -> list[str]:
+    return [text for entry in kb.published_versions().values()
+            for text in pl.read_parquet(kb.store.root / entry["path"] / "parents.parquet")["text"].to_list()]
+
+
+def test_stored_acronym_summaries_merge_to_the_dictionary_of_the_whole_text(kb, sample_kb, tmp_path):
+    folders = [kb.store.root / entry["path"] for entry in kb.published_versions().values()]
+    assert folders and all((folder / ACRONYMS_FILE).exists() for folder in folders)  # written by the parents stage
+    whole = AcronymDictionary.build(_texts(kb), load_thesaurus())
+    assert "PSAP" in kb.acronyms and kb.acronyms.long_forms == whole.long_forms and kb.acronyms.skipped == whole.skipped
+
+    # a store without the summaries (made before them): the client makes them from the text
+    settings, _, _ = sample_kb
+    copy = tmp_path / "store"
+    shutil.copytree(settings.store, copy, ignore=shutil.ignore_patterns("dagster", ACRONYMS_FILE))
+    assert KnowledgeBase.open(copy, embedder=settings.embedder).acronyms.long_forms == whole.long_forms
+
+
+def test_parents_are_read_when_asked(kb):
+    assert not kb.corpus._cache  # nothing read at open
+    hits = kb.search("hypothèses du modèle de Mack", k=3)
+    assert {h.document_id for h in hits} <= set(kb.corpus._cache)
+    parent = kb.parent(hits[0].parent_id)
+    assert parent["text"] == hits[0].text and parent["document_title"] == hits[0].document_title
+    every = list(kb.iter_parents())
+    assert len(every) == sum(e["parents"] for e in kb.published_versions().values())
+    unseen = every[-1]  # found by id alone, whatever document holds it
+    fresh = KnowledgeBase.open(kb.store.root, embedder=kb.embedder_spec)
+    assert fresh.parent(unseen["parent_id"]) == unseen
+    assert [p["ordinal"] for p in fresh.parents_of(unseen["document_id"])] == \
+        sorted(p["ordinal"] for p in every if p["document_id"] == unseen["document_id"])
+    assert fresh.child_count() == sum(e["children"] for e in kb.published_versions().values())
