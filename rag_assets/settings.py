@@ -69,7 +69,7 @@ class Settings(BaseSettings):
     child_max_tokens: ClassVar[int] = 400
     parent_max_tokens: ClassVar[int] = 2000
     # a section under this joins the next ones under its heading (ingest/sections.py)
-    parent_min_tokens: ClassVar[int] = 200
+    parent_min_tokens: ClassVar[int] = 350
     candidates_per_engine: ClassVar[int] = 20
 
     @model_validator(mode="after")
