@@ -18,8 +18,10 @@ process, which Celery's default pool (daemonic processes) forbids.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
+from celery.exceptions import DuplicateTaskNameWarning
 from dagster import (
     DagsterEvent,
     DagsterInstance,
@@ -76,5 +78,9 @@ def orchestrate(settings: Settings, stages: list[str], key: str, tags: dict[str,
     # The run config is stored with the run and shown by the UI, broker URL included: a
     # password in that URL is readable by whoever reads the runs.
     executor = {"broker": settings.celery_broker, "backend": settings.celery_backend or settings.celery_broker}
-    return execute_job(job, instance, run_config={**QUIET_CONSOLE, "execution": {"config": executor}},
-                       tags={**tags, "dagster/partition": key}, raise_on_error=False).run_id
+    with warnings.catch_warnings():
+        # dagster-celery registers its one task body again for each step it submits; Celery
+        # keeps the first (the same code) and warns each time
+        warnings.simplefilter("ignore", DuplicateTaskNameWarning)
+        return execute_job(job, instance, run_config={**QUIET_CONSOLE, "execution": {"config": executor}},
+                           tags={**tags, "dagster/partition": key}, raise_on_error=False).run_id
