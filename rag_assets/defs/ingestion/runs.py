@@ -13,9 +13,9 @@ stages."""
 
 from __future__ import annotations
 
+import multiprocessing
 import sys
 import uuid
-import multiprocessing
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
