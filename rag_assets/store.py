@@ -3,9 +3,11 @@
     <store>/registry.json                  document_id -> source path (what the partitions mean)
     <store>/sources/<sha256>/<file name>   content-addressed copies of the source files
     <store>/documents/<document_id>/       per-document artifacts (source.json, docling/, parents, acronyms, children)
-    <store>/lancedb/                       dense vectors (table "children")
+    <store>/lancedb/                       dense vectors (table "children"), unless an object store
+                                           is set (RAG_ASSETS_OBJECT_STORE): then <uri>/lancedb/
     <store>/tantivy/                       lexical index
     <store>/cache/                         embedding cache by content hash
+    <store>/published.json                 the publication pointer (or <uri>/published.json)
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ from typing import Any, Callable
 from filelock import FileLock
 
 from rag_assets.hashing import short_id
+from rag_assets.object_store import ObjectStore
+
+LANCEDB_NAME = "lancedb"
 
 
 ACRONYMS_FILE = "acronyms.json"  # a document's acronym summary, beside its parents
@@ -88,8 +93,13 @@ def document_key_for(path: Path) -> str:
 
 
 class KnowledgeStore:
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, objects: ObjectStore | None = None):
         self.root = Path(root)
+        self.objects = objects  # where the dense index and the publication pointer live, if not under root
+
+    @classmethod
+    def of(cls, settings) -> KnowledgeStore:
+        return cls(settings.store, ObjectStore.from_settings(settings))
 
     # paths -----------------------------------------------------------------
     @property
@@ -98,7 +108,7 @@ class KnowledgeStore:
 
     @property
     def lancedb_dir(self) -> Path:
-        return self.root / "lancedb"
+        return self.root / LANCEDB_NAME
 
     @property
     def tantivy_dir(self) -> Path:

@@ -8,12 +8,14 @@ import pytest
 from pydantic import ValidationError
 
 from rag_assets.retrieve.fusion import Fusion
+from rag_assets.object_store import ObjectStore
 from rag_assets.settings import PROJECT_ROOT, Settings, load_settings
 
 VARIABLES = ["RAG_ASSETS_STORE", "DAGSTER_HOME", "RAG_ASSETS_EMBEDDER", "RAG_ASSETS_MAX_FILE_MB",
              "RAG_ASSETS_CONVERT_TIMEOUT_S", "RAG_ASSETS_INBOX", "RAG_ASSETS_LLM_BASE_URL", "RAG_ASSETS_LLM_API_KEY",
              "RAG_ASSETS_LLM_MODEL", "RAG_ASSETS_LLM_ENDPOINTS", "RAG_ASSETS_LLM_GGUF", "RAG_ASSETS_LLM_MULTIMODAL",
-             "RAG_ASSETS_RERANKER"]
+             "RAG_ASSETS_RERANKER", "RAG_ASSETS_EXECUTOR", "RAG_ASSETS_CELERY_BROKER", "RAG_ASSETS_OBJECT_STORE",
+             "RAG_ASSETS_S3_ENDPOINT", "RAG_ASSETS_S3_SECRET_ACCESS_KEY"]
 
 
 @pytest.fixture
@@ -70,3 +72,26 @@ def test_a_changed_copy_refuses_names_that_are_not_fields(env):
     with pytest.raises(ValidationError):
         settings.embedder = "other"  # frozen
     assert isinstance(settings, Settings)
+
+
+def test_executor_and_object_store(env):
+    settings = load_settings()
+    assert (settings.executor, settings.celery_broker, settings.object_store) == ("in_process", None, None)
+    env.setenv("RAG_ASSETS_EXECUTOR", "celery")
+    with pytest.raises(ValidationError, match="RAG_ASSETS_CELERY_BROKER"):
+        load_settings()
+    env.setenv("RAG_ASSETS_CELERY_BROKER", "redis://:secret@127.0.0.1:6379/0")
+    assert load_settings().executor == "celery" and "secret" not in repr(load_settings())
+    with pytest.raises(ValueError, match="CELERY_BROKER"):
+        settings.model_copy(update={"executor": "celery"})
+    env.setenv("RAG_ASSETS_OBJECT_STORE", "/a/local/path")
+    with pytest.raises(ValidationError, match="s3://bucket"):
+        load_settings()
+    env.setenv("RAG_ASSETS_OBJECT_STORE", "s3://bucket/kb")
+    env.setenv("RAG_ASSETS_S3_ENDPOINT", "http://127.0.0.1:9000")
+    env.setenv("RAG_ASSETS_S3_SECRET_ACCESS_KEY", "s3-secret")
+    loaded = load_settings()
+    assert "s3-secret" not in repr(loaded)
+    options = ObjectStore.from_settings(loaded).storage_options()
+    assert options["endpoint"] == "http://127.0.0.1:9000" and options["allow_http"] == "true"
+    assert ObjectStore.from_settings(loaded).uri_of("lancedb") == "s3://bucket/kb/lancedb"

@@ -17,6 +17,7 @@ import pyarrow as pa
 from lancedb.index import IvfPq
 
 from rag_assets.index.filters import SearchFilters
+from rag_assets.store import LANCEDB_NAME, KnowledgeStore
 
 TABLE = "children"
 ANN_MIN_ROWS = 50_000
@@ -48,12 +49,22 @@ def _schema(dim: int) -> pa.Schema:
 
 
 class DenseIndex:
-    def __init__(self, directory: Path, ann_min_rows: int = ANN_MIN_ROWS):
-        self.directory = Path(directory)
+    def __init__(self, location: Path | str, ann_min_rows: int = ANN_MIN_ROWS,
+                 storage_options: dict[str, str] | None = None):
+        """`location`: a folder, or an object-store URI (s3://…) reached with `storage_options`."""
+        self.location = str(location)
         # The table stays open; each read still sees the latest commit (another process's).
-        self.db = lancedb.connect(str(self.directory), read_consistency_interval=dt.timedelta(0))
+        self.db = lancedb.connect(self.location, read_consistency_interval=dt.timedelta(0),
+                                  storage_options=storage_options)
         self.ann_min_rows = ann_min_rows
         self._open = None
+
+    @classmethod
+    def of(cls, store: KnowledgeStore, **options) -> DenseIndex:
+        """The store's dense index: under its folder, or on its object store."""
+        if store.objects is None:
+            return cls(store.lancedb_dir, **options)
+        return cls(store.objects.uri_of(LANCEDB_NAME), storage_options=store.objects.storage_options(), **options)
 
     def _table(self, dim: int | None = None):
         if self._open is None:

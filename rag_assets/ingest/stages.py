@@ -74,7 +74,7 @@ class StageResult:
 
 
 def _store(settings: Settings) -> KnowledgeStore:
-    return KnowledgeStore(settings.store)
+    return KnowledgeStore.of(settings)
 
 
 def run_source_document(settings: Settings, document_id: str) -> tuple[SourceRecord, StageResult]:
@@ -370,7 +370,7 @@ def run_dense_embeddings(settings: Settings, document_id: str, progress=None) ->
         for c, v in zip(children, vectors)
     ]
     version = _children_version(children)
-    dense = DenseIndex(store.lancedb_dir)
+    dense = DenseIndex.of(store)
     dense.stage_version(document_id, version, rows, embedder.dim, keep=_published(store, document_id))
     stored = dense.rows(document_id, columns=["child_id", "vector", "model", "version"])
     stored = stored.filter(pc.equal(stored["version"], version)) if stored.num_rows else stored
@@ -446,7 +446,7 @@ def run_publication(settings: Settings, document_id: str) -> StageResult:
     store = _store(settings)
     children = load_children(store, document_id)
     version = _children_version(children)
-    dense, lexical = DenseIndex(store.lancedb_dir), LexicalIndex(store.tantivy_dir)
+    dense, lexical = DenseIndex.of(store), LexicalIndex(store.tantivy_dir)
     counts = {"children": len(children), "dense": dense.count(document_id, version),
               "lexical": lexical.count(document_id, version)}
     consistent = counts["dense"] == counts["lexical"] == counts["children"]
@@ -473,7 +473,7 @@ def remove_document(settings: Settings, document_id: str) -> None:
     """Withdraw a document everywhere: both indexes, its artifacts and its registration."""
     store = _store(settings)
     withdraw(store, document_id)
-    DenseIndex(store.lancedb_dir).delete_document(document_id)
+    DenseIndex.of(store).delete_document(document_id)
     LexicalIndex(store.tantivy_dir).delete_document(document_id)
     shutil.rmtree(store.document_dir(document_id), ignore_errors=True)
     store.unregister(document_id)

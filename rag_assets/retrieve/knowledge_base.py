@@ -31,7 +31,7 @@ from rag_assets.retrieve.limits import checked_question
 from rag_assets.index.lexical import LexicalIndex
 from rag_assets.settings import load_settings
 from rag_assets.index.records import document_title, load_source_record
-from rag_assets.index.publication import published_path, read_publication
+from rag_assets.index.publication import pointer, read_publication
 from rag_assets.retrieve.reranking import reranker_from_spec
 from rag_assets.store import KnowledgeStore
 
@@ -117,7 +117,7 @@ class KnowledgeBase:
         self.acronyms = AcronymDictionary()  # merged from the published documents' summaries by `_refresh`
         self._acronym_summaries: dict[str, tuple[str, object]] = {}  # document id -> (version, DocumentAcronyms)
         self._identities = DocumentIdentities()
-        self.dense = DenseIndex(store.lancedb_dir)
+        self.dense = DenseIndex.of(store)
         self.lexical = LexicalIndex(store.tantivy_dir)
         self.published: dict[str, dict] = {}
         self.corpus = PublishedCorpus(store)  # parents and children, read by id when asked
@@ -144,23 +144,16 @@ class KnowledgeBase:
         options = dict(candidates=settings.candidates_per_engine, fusion=settings.fusion, reranker=settings.reranker,
                        use_scope=settings.use_scope, use_thesaurus=settings.use_thesaurus,
                        use_acronyms=settings.use_acronyms, use_prf=settings.use_prf)
-        return cls(KnowledgeStore(settings.store), embedder or settings.embedder, **{**options, **overrides})
+        return cls(KnowledgeStore.of(settings), embedder or settings.embedder, **{**options, **overrides})
 
     def retrieval_config(self) -> dict:
         """What shapes a ranking, for evaluation records."""
         return {"fusion": self.fusion.spec(), "candidates_per_engine": self.candidates, "scope": self.use_scope,
                 "thesaurus": self.use_thesaurus, "acronyms": self.use_acronyms, "prf": self.feedback is not None}
 
-    def _publication_stamp(self):
-        try:
-            stat = published_path(self.store).stat()
-        except FileNotFoundError:
-            return None
-        return (stat.st_ino, stat.st_mtime_ns, stat.st_size)
-
     def _refresh(self, check: bool = False) -> None:
         """(Re)load the published version of each document when publication changed."""
-        stamp = self._publication_stamp()
+        stamp = pointer(self.store).stamp()
         if stamp == self._stamp:
             return
         publication = read_publication(self.store)

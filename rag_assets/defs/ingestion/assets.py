@@ -253,8 +253,11 @@ def build_ingestion_graph(prefix: str | None = None,
     def lexical_index(context: AssetExecutionContext) -> MaterializeResult:
         return result(context, "lexical_index", run(pipeline.run_lexical_index, context))
 
+    # No limit is set on either pool by default (a run killed while holding a slot keeps it
+    # until freed by hand or by the daemon): `dagster instance concurrency set publication 1`.
     @stage_asset("publication", [dense_embeddings, lexical_index],
-                 "Makes the document version held by both indexes the one readers see, atomically.")
+                 "Makes the document version held by both indexes the one readers see, atomically.",
+                 pool="publication")
     def publication(context: AssetExecutionContext) -> MaterializeResult:
         return result(context, "publication", run(pipeline.run_publication, context))
 

@@ -13,8 +13,10 @@ stages."""
 
 from __future__ import annotations
 
+import multiprocessing
 import sys
 import uuid
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
@@ -193,12 +195,16 @@ def graph_for(settings: Settings, graph: IngestionGraph | None = None) -> Ingest
         embedder=settings.embedder)
 
 
+def resource_fields(settings: Settings) -> dict[str, Any]:
+    """The KnowledgeStoreResource's fields for these settings (plain values: Celery workers
+    rebuild the resource from them)."""
+    return {"store": str(settings.store), "embedder": settings.embedder, "max_file_bytes": settings.max_file_bytes,
+            "convert_timeout_s": settings.convert_timeout_s,
+            "limits": {name: float(getattr(settings, name)) for name in BUDGET_FIELDS}}
+
+
 def resources_for(settings: Settings, graph: IngestionGraph) -> dict:
-    return {graph.resource_key: KnowledgeStoreResource(store=str(settings.store), embedder=settings.embedder,
-                                                       max_file_bytes=settings.max_file_bytes,
-                                                       convert_timeout_s=settings.convert_timeout_s,
-                                                       limits={name: float(getattr(settings, name))
-                                                               for name in BUDGET_FIELDS})}
+    return {graph.resource_key: KnowledgeStoreResource(**resource_fields(settings))}
 
 
 # the settings a run's stages need beyond the resource's own fields
@@ -215,11 +221,12 @@ def refused_for_budget(events: Iterable) -> bool:
     return False
 
 
-def _job(graph: IngestionGraph, stages: list[str], resources: dict):
+def stage_job(graph: IngestionGraph, stages: list[str], resources: dict, executor_def=None):
     """The job `materialize()` would build; built here so the run id is known before the run
-    starts (the event listener is registered under it)."""
+    starts (the event listener is registered under it), and so Celery workers can rebuild it."""
     defs = Definitions(
-        jobs=[define_asset_job(RUN_JOB_NAME, selection=[graph.key(stage) for stage in stages])],
+        jobs=[define_asset_job(RUN_JOB_NAME, selection=[graph.key(stage) for stage in stages],
+                               executor_def=executor_def)],
         assets=graph.assets,
         resources=resources,
     )
@@ -276,20 +283,40 @@ def recorded_metadata(instance: DagsterInstance, key: str, stages: Iterable[str]
     return found
 
 
+def on_workers(settings: Settings, graph: IngestionGraph) -> bool:
+    """Whether `graph`'s runs go to Celery workers: chosen by the settings, and only for the
+    product's graph, the one a worker can rebuild from the settings alone (an evaluation
+    corpus's graph is built by its own definitions)."""
+    return settings.executor == "celery" and graph.prefix is None
+
+
 def materialize_document(settings: Settings, instance: DagsterInstance, key: str, stages: list[str],
                          source: Path, on_stage: Callable[[StageReport], None] | None = None,
-                         graph: IngestionGraph | None = None) -> IngestOutcome:
+                         graph: IngestionGraph | None = None, orchestrators: Executor | None = None) -> IngestOutcome:
     """One run for one document, materializing `stages` (and their checks); `on_stage(report)`
-    is called as each stage's step succeeds or fails."""
+    is called as each stage's step succeeds or fails. On Celery workers, the run is
+    orchestrated in one of the `orchestrators` processes when given, else here."""
     graph = graph_for(settings, graph)
     resources = resources_for(settings, graph)
-    run_id = str(uuid.uuid4())  # Dagster's own run ids are uuid4 strings
     events = RunEvents(key, source, on_stage)
-    instance.add_event_listener(run_id, events)
+    tags = {"rag_assets/source": str(source)}
     try:
-        result = _job(graph, stages, resources).execute_in_process(
-            run_config=QUIET_CONSOLE, instance=instance, partition_key=key, raise_on_error=False,
-            tags={"rag_assets/source": str(source)}, run_id=run_id)
+        if on_workers(settings, graph):
+            # imported only when chosen: Celery is not needed otherwise
+            from rag_assets.defs.ingestion.celery_runs import finished_run, orchestrate
+
+            run_id = (orchestrators.submit(orchestrate, settings, stages, key, tags).result() if orchestrators
+                      else orchestrate(settings, stages, key, tags, instance))
+            # the workers stored the steps' events: read back now that the run is over
+            result = finished_run(instance, run_id)
+            for entry in result.entries:
+                events(entry)
+        else:
+            run_id = str(uuid.uuid4())  # Dagster's own run ids are uuid4 strings
+            instance.add_event_listener(run_id, events)
+            result = stage_job(graph, stages, resources).execute_in_process(
+                run_config=QUIET_CONSOLE, instance=instance, partition_key=key, raise_on_error=False,
+                tags=tags, run_id=run_id)
     finally:
         stage_reports, run_metadata = events.stages, events.metadata
         events.detach()
@@ -343,11 +370,26 @@ def ingest(
         metadata = recorded_metadata(instance, key, STAGES, graph)
         settle(IngestOutcome(key, registration.paths[key], "unchanged", warnings=_warnings(metadata),
                              metadata=metadata))
-    for key in [k for k in keys if plan[k]]:
-        number = len(outcomes) + 1
-        report = (lambda stage_report, n=number: on_stage(stage_report, n, total)) if on_stage else None
-        settle(materialize_document(settings, instance, key, plan[key], registration.paths[key], on_stage=report,
-                                    graph=graph))
+    pending = [k for k in keys if plan[k]]
+
+    def materialize(key: str, number: int, orchestrators: Executor | None = None) -> IngestOutcome:
+        report = (lambda stage_report: on_stage(stage_report, number, total)) if on_stage else None
+        return materialize_document(settings, instance, key, plan[key], registration.paths[key], on_stage=report,
+                                    graph=graph, orchestrators=orchestrators)
+
+    if on_workers(settings, graph) and pending:
+        # Several documents in flight, their steps on the workers. Each run is orchestrated in
+        # a process of its own: Dagster sets up a run's logging with logging.config.dictConfig,
+        # which deadlocks against another run logging in the same process.
+        with (ProcessPoolExecutor(settings.celery_runs, mp_context=multiprocessing.get_context("spawn")) as processes,
+              ThreadPoolExecutor(settings.celery_runs, thread_name_prefix="celery-run") as threads):
+            futures = [threads.submit(materialize, key, len(outcomes) + n, processes)
+                       for n, key in enumerate(pending, start=1)]
+            for future in as_completed(futures):
+                settle(future.result())
+    else:
+        for key in pending:
+            settle(materialize(key, len(outcomes) + 1))
     return outcomes
 
 
