@@ -34,7 +34,7 @@ def test_defaults(env):
     assert settings.convert_timeout_s == 1800.0
     assert (settings.llm_base_url, settings.llm_endpoints, settings.llm_gguf, settings.reranker) == (None,) * 4
     assert settings.llm_multimodal is False
-    assert (settings.child_max_tokens, settings.candidates_per_engine) == (400, 20)
+    assert (settings.child_max_tokens, settings.candidates_per_engine) == (400, 40)
     assert Fusion.parse(settings.fusion).spec() == settings.fusion
 
 

@@ -29,7 +29,7 @@ from rag_assets.retrieve.thesaurus import load_thesaurus
 from rag_assets.retrieve.scope import DocumentIdentities, Scope, take_turns
 from rag_assets.retrieve.limits import checked_question
 from rag_assets.index.lexical import LexicalIndex
-from rag_assets.settings import load_settings
+from rag_assets.settings import Settings, load_settings
 from rag_assets.index.records import document_title, load_source_record
 from rag_assets.index.publication import pointer, read_publication
 from rag_assets.retrieve.reranking import reranker_from_spec
@@ -101,7 +101,7 @@ COMMON_SHARE = 0.02
 
 
 class KnowledgeBase:
-    def __init__(self, store: KnowledgeStore, embedder_spec: str, candidates: int = 20,
+    def __init__(self, store: KnowledgeStore, embedder_spec: str, candidates: int = Settings.candidates_per_engine,
                  fusion: Fusion | str = PLAIN_RRF, reranker: str | None = None, use_scope: bool = True,
                  use_thesaurus: bool = True, use_acronyms: bool = True, use_prf: bool = False):
         self.store = store
