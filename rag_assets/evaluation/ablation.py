@@ -1,8 +1,11 @@
-"""Ablation of the retrieval components on a golden set's split: each component added to
-plain RRF alone, the tuned fusion, everything, and everything but one. Every variant is the
-product's own retrieval (`KnowledgeBase.retrieve` through `run_engines`) with its switches
-set; scores are ranx's, with percentile-bootstrap CIs on the same resamples for every
-variant and a CI of each variant's paired difference with plain RRF.
+"""Ablation of the retrieval components on a split of a golden set (parents judged by
+evidence quotes) or a benchmark (its own queries and qrels, records judged): each component
+added to plain RRF alone, the tuned fusion, everything, and everything but one. Every
+variant is the product's own retrieval (`KnowledgeBase.retrieve` through `run_engines`) with
+its switches set; scores are ranx's, with percentile-bootstrap CIs on the same resamples for
+every variant and a CI of each variant's paired difference with plain RRF. Recall@5 is also
+broken down by trap kind (golden sets) and by whether acronym resolution or the thesaurus
+changes the question at all (what "with and without expansion" can move).
 
     result = ablation("golden-insurance", settings, split="test", store="/path/to/store")
     print(result["markdown"])
@@ -17,10 +20,12 @@ from pathlib import Path
 from rag_assets.evaluation import metrics as m
 from rag_assets.evaluation import provenance, targets
 from rag_assets.evaluation.engines import DEPTH, run_engines
-from rag_assets.evaluation.evaluate import golden_inputs
+from rag_assets.evaluation.evaluate import benchmark_inputs, golden_inputs
 from rag_assets.evaluation.fusion_tuning import tuning_path
 from rag_assets.retrieve.fusion import PLAIN_RRF, Fusion
 from rag_assets.retrieve.knowledge_base import KnowledgeBase
+from rag_assets.retrieve.query import AnalyzedQuery
+from rag_assets.retrieve.thesaurus import load_thesaurus
 from rag_assets.settings import PROJECT_ROOT, Settings
 
 METRICS = ("recall@5", "ndcg@10", "mrr@10")
@@ -49,12 +54,13 @@ def variants(tuned: Fusion, default: dict | None = None) -> dict[str, dict]:
     return out
 
 
-def tuned_fusion(name: str, settings: Settings) -> Fusion:
-    """The dev-tuned fusion recorded for ``name``, else the configured one."""
+def tuned_fusion(name: str, settings: Settings) -> tuple[Fusion, str]:
+    """The fusion tuned on ``name``'s dev split when recorded, else the configured one
+    (tuned on golden-insurance's dev split); and which of the two it is."""
     path = tuning_path(name)
     if path.exists():
-        return Fusion.parse(json.loads(path.read_text(encoding="utf-8"))["chosen"]["fusion"])
-    return Fusion.parse(settings.fusion)
+        return Fusion.parse(json.loads(path.read_text(encoding="utf-8"))["chosen"]["fusion"]), f"{name} dev split"
+    return Fusion.parse(settings.fusion), "the default, settings.fusion"
 
 
 def ablation(name: str, settings: Settings, split: str = "test", store: str = "", only: tuple[str, ...] = (),
@@ -62,11 +68,11 @@ def ablation(name: str, settings: Settings, split: str = "test", store: str = ""
              write: bool = True) -> dict:
     """``candidates``: children each engine returns; 2 × depth as `rag-assets eval` ranks, or
     the product's served depth (settings.candidates_per_engine) to see what `search` gives."""
-    if name not in targets.GOLDEN:
-        raise ValueError(f"ablation runs on golden sets ({', '.join(targets.GOLDEN)}), not {name!r}")
+    if name not in targets.target_names():
+        raise ValueError(f"unknown evaluation target {name!r}; known: {', '.join(targets.target_names())}")
     if store:
         settings = settings.model_copy(update={"store": Path(store).resolve()})
-    tuned = tuned_fusion(name, settings)
+    tuned, tuned_on = tuned_fusion(name, settings)
     chosen = {k: v for k, v in variants(tuned, default_config(settings)).items()
               if not only or k in only or k == BASELINE}
     prepared = None
@@ -75,10 +81,11 @@ def ablation(name: str, settings: Settings, split: str = "test", store: str = ""
     for variant, switches in chosen.items():
         kb = KnowledgeBase.from_settings(settings, reranker=None, candidates=candidates, **switches)
         if prepared is None:
-            prepared = golden_inputs(targets.GOLDEN[name], kb, split=split)
+            prepared = (benchmark_inputs(targets.load_target_benchmark(name), kb, split=split)
+                        if targets.is_benchmark(name) else golden_inputs(targets.GOLDEN[name], kb, split=split))
             log(f"{name} {split or 'all'}: {len(prepared['qrels'])} judged questions")
         requests = [r for r in prepared["requests"] if r.qid in prepared["qrels"]]
-        runs = run_engines(kb, requests, candidates=candidates)
+        runs = run_engines(kb, requests, candidates=candidates, unit_of=prepared["unit_of"])
         if variant == BASELINE:
             ranked["bm25"], ranked["dense"] = runs.units["bm25"], runs.units["dense"]
             configs["bm25"] = configs["dense"] = {"scope": False, "thesaurus": False, "acronyms": False, "prf": False}
@@ -94,9 +101,12 @@ def ablation(name: str, settings: Settings, split: str = "test", store: str = ""
         if variant != BASELINE:
             rows[variant].update({f"{metric} - rrf": m.interval(values - scores.scores[BASELINE][metric], counts).to_dict()
                                   for metric, values in per_metric.items()})
-    traps = {q: prepared["questions"][q].trap or "none" for q in scores.qids}
-    by_trap = {label: {variant: rows_ for variant, rows_ in per_variant.items()}
-               for label, per_variant in m.breakdown(scores, traps, resamples, seed, ("recall@5",)).items()}
+    questions = prepared["questions"]
+    traps = {q: (questions[q].trap if q in questions else None) or "none" for q in scores.qids}
+    by_trap = m.breakdown(scores, traps, resamples, seed, ("recall@5",))
+    texts = {r.qid: r.text for r in requests}
+    by_expansion = {kind: m.breakdown(scores, labels, resamples, seed, ("recall@5",))
+                    for kind, labels in expansion_labels(kb, {q: texts[q] for q in scores.qids}).items()}
     result = {
         "target": name,
         "split": split or "all",
@@ -105,12 +115,14 @@ def ablation(name: str, settings: Settings, split: str = "test", store: str = ""
         "store": str(settings.store),
         "code": provenance.code_version().get("git_commit"),
         "tuned_fusion": tuned.spec(),
+        "tuned_on": tuned_on,
         "default": default_config(settings),
         "candidates_per_engine": candidates,
         "configs": configs,
         "bootstrap": {"resamples": resamples, "seed": seed, "confidence": m.CONFIDENCE},
         "rows": rows,
         "by_trap": by_trap,
+        "by_expansion": by_expansion,
     }
     result["markdown"] = markdown(result)
     if write:
@@ -122,6 +134,18 @@ def ablation(name: str, settings: Settings, split: str = "test", store: str = ""
         stem.with_suffix(".md").write_text(result["markdown"] + "\n", encoding="utf-8")
         log(f"written to {stem.relative_to(PROJECT_ROOT)}.md and .json")
     return result
+
+
+def expansion_labels(kb: KnowledgeBase, texts: dict[str, str]) -> dict[str, dict[str, str]]:
+    """qid -> "changed" / "unchanged" for each expansion: whether acronym resolution (the
+    store's dictionary, which ``kb`` has built by retrieving) or the thesaurus adds anything
+    to the question; only changed questions can move with the switch."""
+    thesaurus = load_thesaurus()
+    return {
+        "acronyms": {q: "changed" if kb.acronyms.resolve_traced(t)[1] else "unchanged" for q, t in texts.items()},
+        "thesaurus": {q: "changed" if thesaurus.expand(AnalyzedQuery.of(t)).words else "unchanged"
+                      for q, t in texts.items()},
+    }
 
 
 def default_config(settings: Settings) -> dict:
@@ -155,14 +179,23 @@ def markdown(result: dict) -> str:
     lines += ["", f"Mean [95 % bootstrap CI, {result['bootstrap']['resamples']} resamples, seed "
                   f"{result['bootstrap']['seed']}]; * = the paired difference's CI excludes 0. "
                   f"rrf = plain RRF (k = 60, equal weights), no scope, thesaurus, acronyms or PRF; bm25 and dense are "
-                  f"its two engines; tuned fusion = `{result['tuned_fusion']}` (dev split)."]
+                  f"its two engines; tuned fusion = `{result['tuned_fusion']}` "
+                  f"({result.get('tuned_on', 'dev split')})."]
     traps = result.get("by_trap") or {}
     if len(traps) > 1:
-        lines += ["", "recall@5 by trap kind:", "", "| variant | " + " | ".join(f"{t} (n={_n(traps[t])})" for t in traps) + " |",
-                  "|---|" + "---|" * len(traps)]
-        for variant in result["rows"]:
-            lines.append(f"| {variant} | " + " | ".join(f"{traps[t][variant]['recall@5']['mean']:.3f}" for t in traps) + " |")
+        lines += ["", "recall@5 by trap kind:", "", *_breakdown_table(result, traps)]
+    for kind, groups in (result.get("by_expansion") or {}).items():
+        if "changed" in groups:
+            lines += ["", f"recall@5 where {kind} {'resolution ' if kind == 'acronyms' else ''}changes the question "
+                          "or not:", "", *_breakdown_table(result, groups)]
     return "\n".join(lines)
+
+
+def _breakdown_table(result: dict, groups: dict) -> list[str]:
+    lines = ["| variant | " + " | ".join(f"{g} (n={_n(groups[g])})" for g in groups) + " |", "|---|" + "---|" * len(groups)]
+    for variant in result["rows"]:
+        lines.append(f"| {variant} | " + " | ".join(f"{groups[g][variant]['recall@5']['mean']:.3f}" for g in groups) + " |")
+    return lines
 
 
 def _n(per_variant: dict) -> int:
