@@ -24,6 +24,8 @@ def add_study_parsers(subparsers) -> None:
     p.add_argument("--only", nargs="*", default=[], help="variants to run (plain RRF always runs)")
     p.add_argument("--candidates", type=int, default=200,
                    help="children per engine: 200 as `eval` ranks (default), 20 for what `search` serves")
+    p.add_argument("--queries", type=int, default=0, help="benchmarks: the slice of N queries `eval --queries` built")
+    p.add_argument("--distractors", type=int, default=0, help="slice: records added besides the judged ones")
     p.add_argument("--no-write", action="store_true", help="print only; do not write evaluations/ablations/")
     p.set_defaults(func=cmd_ablation)
 
@@ -39,6 +41,7 @@ def cmd_ablation(args, settings) -> int:
     from rag_assets.evaluation.ablation import ablation
 
     result = ablation(args.name, settings, "" if args.split == "all" else args.split, args.eval_store,
-                      tuple(args.only), args.candidates, write=not args.no_write)
+                      tuple(args.only), args.candidates, write=not args.no_write, queries=args.queries,
+                      distractors=args.distractors)
     print(result["markdown"])
     return 0

@@ -65,9 +65,10 @@ def tuned_fusion(name: str, settings: Settings) -> tuple[Fusion, str]:
 
 def ablation(name: str, settings: Settings, split: str = "test", store: str = "", only: tuple[str, ...] = (),
              candidates: int = 2 * DEPTH, resamples: int = m.RESAMPLES, seed: int = m.SEED, log=print,
-             write: bool = True) -> dict:
+             write: bool = True, queries: int = 0, distractors: int = 0) -> dict:
     """``candidates``: children each engine returns; 2 × depth as `rag-assets eval` ranks, or
-    the product's served depth (settings.candidates_per_engine) to see what `search` gives."""
+    the product's served depth (settings.candidates_per_engine) to see what `search` gives.
+    ``queries``/``distractors``: a benchmark slice, as `rag-assets eval` builds it."""
     if name not in targets.target_names():
         raise ValueError(f"unknown evaluation target {name!r}; known: {', '.join(targets.target_names())}")
     if store:
@@ -81,7 +82,7 @@ def ablation(name: str, settings: Settings, split: str = "test", store: str = ""
     for variant, switches in chosen.items():
         kb = KnowledgeBase.from_settings(settings, reranker=None, candidates=candidates, **switches)
         if prepared is None:
-            prepared = (benchmark_inputs(targets.load_target_benchmark(name), kb, split=split)
+            prepared = (benchmark_inputs(targets.load_target_benchmark(name, queries, distractors), kb, split=split)
                         if targets.is_benchmark(name) else golden_inputs(targets.GOLDEN[name], kb, split=split))
             log(f"{name} {split or 'all'}: {len(prepared['qrels'])} judged questions")
         requests = [r for r in prepared["requests"] if r.qid in prepared["qrels"]]
@@ -108,7 +109,7 @@ def ablation(name: str, settings: Settings, split: str = "test", store: str = ""
     by_expansion = {kind: m.breakdown(scores, labels, resamples, seed, ("recall@5",))
                     for kind, labels in expansion_labels(kb, {q: texts[q] for q in scores.qids}).items()}
     result = {
-        "target": name,
+        "target": targets.label_of(name, queries, distractors),
         "split": split or "all",
         "questions": len(scores.qids),
         "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
@@ -127,7 +128,7 @@ def ablation(name: str, settings: Settings, split: str = "test", store: str = ""
     result["markdown"] = markdown(result)
     if write:
         served = "" if candidates == 2 * DEPTH else f"-c{candidates}"
-        stem = PROJECT_ROOT / "evaluations" / "ablations" / f"{name}-{split or 'all'}{served}"
+        stem = PROJECT_ROOT / "evaluations" / "ablations" / f"{result['target']}-{split or 'all'}{served}"
         stem.parent.mkdir(parents=True, exist_ok=True)
         stem.with_suffix(".json").write_text(json.dumps(m.json_safe(result), ensure_ascii=False, indent=1) + "\n",
                                              encoding="utf-8")
