@@ -30,6 +30,8 @@ from rag_assets.settings import PROJECT_ROOT, Settings
 
 METRICS = ("recall@5", "ndcg@10", "mrr@10")
 BASELINE = "rrf"
+ENGINES = ("bm25", "dense")
+HYBRIDS = (BASELINE, "tuned fusion", "default")  # compared with each engine alone
 COMPONENTS = ("scope", "thesaurus", "acronyms", "prf")
 
 
@@ -102,6 +104,11 @@ def ablation(name: str, settings: Settings, split: str = "test", store: str = ""
         if variant != BASELINE:
             rows[variant].update({f"{metric} - rrf": m.interval(values - scores.scores[BASELINE][metric], counts).to_dict()
                                   for metric, values in per_metric.items()})
+    # does the hybrid beat the better engine alone? paired, on the same resamples
+    versus_engines = {variant: {f"{metric} - {engine}": m.interval(scores.scores[variant][metric]
+                                                                   - scores.scores[engine][metric], counts).to_dict()
+                                for engine in ENGINES for metric in METRICS}
+                      for variant in HYBRIDS if variant in scores.scores}
     questions = prepared["questions"]
     traps = {q: (questions[q].trap if q in questions else None) or "none" for q in scores.qids}
     by_trap = m.breakdown(scores, traps, resamples, seed, ("recall@5",))
@@ -122,6 +129,7 @@ def ablation(name: str, settings: Settings, split: str = "test", store: str = ""
         "configs": configs,
         "bootstrap": {"resamples": resamples, "seed": seed, "confidence": m.CONFIDENCE},
         "rows": rows,
+        "versus_engines": versus_engines,
         "by_trap": by_trap,
         "by_expansion": by_expansion,
     }
@@ -182,6 +190,15 @@ def markdown(result: dict) -> str:
                   f"rrf = plain RRF (k = 60, equal weights), no scope, thesaurus, acronyms or PRF; bm25 and dense are "
                   f"its two engines; tuned fusion = `{result['tuned_fusion']}` "
                   f"({result.get('tuned_on', 'dev split')})."]
+    versus = result.get("versus_engines") or {}
+    if versus:
+        lines += ["", "Hybrid against each engine alone (paired differences, same resamples):", "",
+                  "| variant | " + " | ".join(f"Δ {_LABELS[metric]} vs {engine}" for metric in ("ndcg@10", "recall@5")
+                                              for engine in ENGINES) + " |",
+                  "|---|" + "---|" * 2 * len(ENGINES)]
+        for variant, cells in versus.items():
+            lines.append(f"| {variant} | " + " | ".join(_cell(cells[f"{metric} - {engine}"], signed=True)
+                                                       for metric in ("ndcg@10", "recall@5") for engine in ENGINES) + " |")
     traps = result.get("by_trap") or {}
     if len(traps) > 1:
         lines += ["", "recall@5 by trap kind:", "", *_breakdown_table(result, traps)]
@@ -190,6 +207,9 @@ def markdown(result: dict) -> str:
             lines += ["", f"recall@5 where {kind} {'resolution ' if kind == 'acronyms' else ''}changes the question "
                           "or not:", "", *_breakdown_table(result, groups)]
     return "\n".join(lines)
+
+
+_LABELS = {"ndcg@10": "nDCG@10", "recall@5": "recall@5", "mrr@10": "MRR@10"}
 
 
 def _breakdown_table(result: dict, groups: dict) -> list[str]:

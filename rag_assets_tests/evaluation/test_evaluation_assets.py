@@ -147,3 +147,5 @@ def test_scifact_slice_through_dagster(shared_dir, tmp_path, capsys):
     assert sides["dev"]["target"] == "scifact@q15d60"
     assert set(sides["dev"]["rows"]) == {"bm25", "dense", "rrf", "+acronyms"}
     assert sides["dev"]["rows"]["rrf"]["ndcg@10"]["mean"] > 0
+    assert set(sides["dev"]["versus_engines"]["rrf"]) >= {"ndcg@10 - bm25", "recall@5 - dense"}
+    assert "Hybrid against each engine alone" in sides["dev"]["markdown"]
