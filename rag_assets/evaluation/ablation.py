@@ -114,7 +114,7 @@ def ablation(name: str, settings: Settings, split: str = "test", store: str = ""
     by_trap = m.breakdown(scores, traps, resamples, seed, ("recall@5",))
     texts = {r.qid: r.text for r in requests}
     by_expansion = {kind: m.breakdown(scores, labels, resamples, seed, ("recall@5",))
-                    for kind, labels in expansion_labels(kb, {q: texts[q] for q in scores.qids}).items()}
+                    for kind, labels in expansion_labels(kb, {q: texts[q] for q in scores.qids}, questions).items()}
     result = {
         "target": targets.label_of(name, queries, distractors),
         "split": split or "all",
@@ -145,16 +145,32 @@ def ablation(name: str, settings: Settings, split: str = "test", store: str = ""
     return result
 
 
-def expansion_labels(kb: KnowledgeBase, texts: dict[str, str]) -> dict[str, dict[str, str]]:
+def expansion_labels(kb: KnowledgeBase, texts: dict[str, str], questions: dict | None = None) -> dict[str, dict[str, str]]:
     """qid -> "changed" / "unchanged" for each expansion: whether acronym resolution (the
     store's dictionary, which ``kb`` has built by retrieving) or the thesaurus adds anything
-    to the question; only changed questions can move with the switch."""
+    to the question; only changed questions can move with the switch. For golden questions
+    (evidence quotes), also "synonym-linked": see `synonym_linked`."""
     thesaurus = load_thesaurus()
-    return {
+    labels = {
         "acronyms": {q: "changed" if kb.acronyms.resolve_traced(t)[1] else "unchanged" for q, t in texts.items()},
         "thesaurus": {q: "changed" if thesaurus.expand(AnalyzedQuery.of(t)).words else "unchanged"
                       for q, t in texts.items()},
     }
+    if questions:
+        labels["synonyms"] = {q: "synonym-linked" if q in questions and synonym_linked(t, questions[q], thesaurus)
+                              else "other" for q, t in texts.items()}
+    return labels
+
+
+def synonym_linked(text: str, question, thesaurus) -> bool:
+    """The evidence quotes share at most one stem with the question, and the thesaurus labels
+    it adds share at least one more: a question whose way to its evidence is a synonym
+    ("vétusté" → "abattement", "voiles" → "voilure")."""
+    asked = set(AnalyzedQuery.of(text).terms)
+    quoted = {t for item in question.evidence for t in AnalyzedQuery.of(item.quote, question.language).terms}
+    added = {t for word in thesaurus.expand(AnalyzedQuery.of(text)).words
+             for t in AnalyzedQuery.of(word, question.language).terms}
+    return len(asked & quoted) <= 1 and bool((added & quoted) - asked)
 
 
 def default_config(settings: Settings) -> dict:
@@ -206,6 +222,9 @@ def markdown(result: dict) -> str:
         if "changed" in groups:
             lines += ["", f"recall@5 where {kind} {'resolution ' if kind == 'acronyms' else ''}changes the question "
                           "or not:", "", *_breakdown_table(result, groups)]
+        elif "synonym-linked" in groups:
+            lines += ["", "recall@5 of the questions linked to their evidence through the thesaurus only "
+                          "(≤ 1 shared stem, the added labels share more):", "", *_breakdown_table(result, groups)]
     return "\n".join(lines)
 
 
