@@ -30,8 +30,9 @@ def add_eval_parser(subparsers) -> None:
     p.add_argument("--no-reference", action="store_true", help="benchmarks: skip the protocol reference BM25")
     p.add_argument("--runs-dir", default="", help="where runs are written (default: evaluations/runs)")
     p.add_argument("--split", choices=("dev", "test"), default="",
-                   help="golden sets: only the dev (odd ids) or the test (even ids) questions, for retrieval "
-                        "and answers (rag_assets/evaluation/splits.py)")
+                   help="only the dev (odd numbers) or the test (even numbers) questions: golden sets by id, "
+                        "benchmarks by position among their judged queries; for retrieval and answers "
+                        "(rag_assets/evaluation/splits.py)")
     p.add_argument("--fusion", default="", help="fusion spec instead of the default, e.g. wsum:norm=min-max,bm25=0.7,dense=0.3")
     p.add_argument("--show", action="store_true", help="print the latest stored run of NAME instead of running")
     p.add_argument("--json", action="store_true", help="print the run summary as JSON")

@@ -1,9 +1,10 @@
 """``rag-assets tune-fusion NAME`` and ``rag-assets ablation NAME``: the fusion tuned on a
 golden set's dev split (ranx's optimize_fusion), and the ablation of the retrieval
-components on a split, over an existing store (read only).
+components on a split of a golden set or a benchmark, over an existing store (read only).
 
     rag-assets tune-fusion golden-insurance --eval-store STORE    # writes evaluations/fusion-tuning-golden-insurance.json
     rag-assets ablation golden-insurance --eval-store STORE --split test   # writes evaluations/ablations/golden-insurance-test.md
+    rag-assets ablation piaf-dev --eval-store STORE --split test           # a benchmark's own queries and qrels
 """
 
 from __future__ import annotations
@@ -16,13 +17,15 @@ def add_study_parsers(subparsers) -> None:
     p.add_argument("--no-write", action="store_true", help="print only; do not write evaluations/fusion-tuning-NAME.json")
     p.set_defaults(func=cmd_tune_fusion)
 
-    p = subparsers.add_parser("ablation", help="retrieval components one by one on a golden set's split, with CIs")
-    p.add_argument("name", help="golden question set")
+    p = subparsers.add_parser("ablation", help="retrieval components one by one on a split, with CIs")
+    p.add_argument("name", help="golden question set or benchmark")
     p.add_argument("--eval-store", default="", help="the set's knowledge store (default: --store / RAG_ASSETS_STORE)")
     p.add_argument("--split", choices=("dev", "test", "all"), default="test")
     p.add_argument("--only", nargs="*", default=[], help="variants to run (plain RRF always runs)")
     p.add_argument("--candidates", type=int, default=200,
                    help="children per engine: 200 as `eval` ranks (default), 20 for what `search` serves")
+    p.add_argument("--queries", type=int, default=0, help="benchmarks: the slice of N queries `eval --queries` built")
+    p.add_argument("--distractors", type=int, default=0, help="slice: records added besides the judged ones")
     p.add_argument("--no-write", action="store_true", help="print only; do not write evaluations/ablations/")
     p.set_defaults(func=cmd_ablation)
 
@@ -38,6 +41,7 @@ def cmd_ablation(args, settings) -> int:
     from rag_assets.evaluation.ablation import ablation
 
     result = ablation(args.name, settings, "" if args.split == "all" else args.split, args.eval_store,
-                      tuple(args.only), args.candidates, write=not args.no_write)
+                      tuple(args.only), args.candidates, write=not args.no_write, queries=args.queries,
+                      distractors=args.distractors)
     print(result["markdown"])
     return 0

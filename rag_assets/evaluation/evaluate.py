@@ -28,7 +28,7 @@ from rag_assets.evaluation import provenance, reporting, targets
 from rag_assets.evaluation.engines import DEPTH, RERANK_DEPTH, QueryRequest, reference_bm25_run, run_engines
 from rag_assets.evaluation.evidence import TextUnit, document_matches, relevant_units
 from rag_assets.evaluation.questions import load_questions
-from rag_assets.evaluation.splits import check_split, in_split
+from rag_assets.evaluation.splits import check_split, in_split, queries_in_split
 from rag_assets.settings import Settings
 from rag_assets.store import KnowledgeStore
 
@@ -84,8 +84,6 @@ def evaluate(
     if not targets.available(name):
         raise EvaluationError(f"{name}: data not found ({targets.describe(name)}); benchmarks and the shared golden "
                               "set need ../shared beside the project")
-    if options.split and targets.is_benchmark(name):
-        raise EvaluationError(f"{name}: --split applies to golden question sets (a benchmark has its own splits)")
     try:
         check_split(options.split)
     except ValueError as error:
@@ -94,7 +92,7 @@ def evaluate(
     benchmark = None
     if targets.is_benchmark(name):
         benchmark = targets.load_target_benchmark(name, options.queries, options.distractors)
-        label = benchmark.label
+        label = f"{benchmark.label}@{options.split}" if options.split else benchmark.label
     else:
         label = f"{name}@{options.split}" if options.split else name
     if options.store:
@@ -113,7 +111,7 @@ def evaluate(
         raise EvaluationError(f"{label}: no document of {settings.store} is published: "
                               + "; ".join(f"{Path(f.get('file') or d).name}: {f.get('reason')}" for d, f in failed.items()))
     if benchmark is not None:
-        prepared = _benchmark_inputs(benchmark, kb, bool(failed))
+        prepared = benchmark_inputs(benchmark, kb, bool(failed), options.split)
     else:
         prepared = golden_inputs(targets.GOLDEN[name], kb, failed, options.split)
     log(f"{label}: {len(prepared['requests'])} queries, {len(prepared['qrels'])} judged, "
@@ -248,14 +246,15 @@ def golden_inputs(target: targets.GoldenTarget, kb: KnowledgeBase, failed: dict[
     }
 
 
-def _benchmark_inputs(benchmark, kb: KnowledgeBase, any_failed: bool = False) -> dict:
+def benchmark_inputs(benchmark, kb: KnowledgeBase, any_failed: bool = False, split: str = "") -> dict:
     record_of = {p["parent_id"]: p.get("record_id") for p in kb.iter_parents()}
     parents_of: dict[str, set[str]] = {}
     for pid, record in record_of.items():
         if record is not None:
             parents_of.setdefault(record, set()).add(pid)
     qrels = benchmark.positive_qrels()
-    qrels = {q: docs for q, docs in qrels.items() if docs}
+    kept = set(queries_in_split(list(benchmark.queries), split))
+    qrels = {q: docs for q, docs in qrels.items() if docs and q in kept}
     requests = [QueryRequest(qid, benchmark.queries[qid]) for qid in sorted(qrels)]
     evidence_units = {q: [parents_of.get(doc, set()) for doc in docs] for q, docs in qrels.items()}
     absent = {r["_id"] for r in benchmark.corpus} - set(parents_of)
@@ -273,7 +272,7 @@ def _benchmark_inputs(benchmark, kb: KnowledgeBase, any_failed: bool = False) ->
         "questions": {},
         "labels": {},
         "dataset": {"benchmark": benchmark.name, "folder": benchmark.spec.folder, "sha256": benchmark.checksums,
-                    "records": len(benchmark.corpus), "slice": benchmark.slice},
+                    "records": len(benchmark.corpus), "slice": benchmark.slice, "split": split or "all"},
         "extra_counts": {"records": len(benchmark.corpus), "records_without_parent": missing},
     }
 

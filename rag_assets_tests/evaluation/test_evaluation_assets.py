@@ -18,6 +18,7 @@ from rag_assets.defs.ingestion.assets import STAGES
 from rag_assets.defs.ingestion.runs import stale_or_missing, resources_for
 from rag_assets.defs.instance import open_instance
 from rag_assets.evaluation import reporting, targets
+from rag_assets.evaluation.ablation import ablation
 from rag_assets.evaluation.evaluate import EvalOptions
 from rag_assets.settings import SAMPLES_DIR
 from rag_assets_tests.conftest import make_settings
@@ -138,3 +139,13 @@ def test_scifact_slice_through_dagster(shared_dir, tmp_path, capsys):
     for engine in ("bm25 ", "dense ", "hybrid ", "bm25_reference "):
         assert engine in out
     assert "[" in out and "judged queries" in out
+    # the ablation on the same store: the slice's own queries and qrels, split by position
+    store = str(tmp_path / "stores" / "scifact@q15d60" / "knowledge")
+    sides = {split: ablation("scifact", settings, split, store, only=("+acronyms",), resamples=1000,
+                             log=lambda _: None, write=False, queries=15, distractors=60) for split in ("dev", "test")}
+    assert sides["dev"]["questions"] == 8 and sides["test"]["questions"] == 7
+    assert sides["dev"]["target"] == "scifact@q15d60"
+    assert set(sides["dev"]["rows"]) == {"bm25", "dense", "rrf", "+acronyms"}
+    assert sides["dev"]["rows"]["rrf"]["ndcg@10"]["mean"] > 0
+    assert set(sides["dev"]["versus_engines"]["rrf"]) >= {"ndcg@10 - bm25", "recall@5 - dense"}
+    assert "Hybrid against each engine alone" in sides["dev"]["markdown"]

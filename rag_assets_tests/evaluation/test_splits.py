@@ -5,7 +5,7 @@ import pytest
 
 from rag_assets.evaluation import targets
 from rag_assets.evaluation.questions import load_questions
-from rag_assets.evaluation.splits import in_split, split_of
+from rag_assets.evaluation.splits import in_split, queries_in_split, split_of
 
 
 def test_split_is_fixed_by_the_question_number():
@@ -34,3 +34,14 @@ def test_golden_insurance_is_balanced_document_by_document():
     """The sets are written document by document, so alternation stratifies: dev and test
     differ by at most 2 questions for each of the 12 real PDFs."""
     assert all(abs(c["dev"] - c["test"]) <= 2 for c in _sides("golden-insurance").values())
+
+
+def test_benchmark_queries_are_numbered_by_their_position():
+    """Benchmark ids are no sequence numbers (PIAF's are memory addresses, all even): a
+    query's number is its line among the judged queries, so both sides get half."""
+    ids = ["p140295443291376", "p140295460356960", "p140295443291808", "p140295460357608", "p1402"]
+    assert queries_in_split(ids, "dev") == ids[0::2]
+    assert queries_in_split(ids, "test") == ids[1::2]
+    assert queries_in_split(ids) == ids
+    with pytest.raises(ValueError):
+        queries_in_split(ids, "train")
