@@ -74,7 +74,7 @@ def test_ingest_piped_prints_each_stage_as_it_completes_and_a_summary_per_docume
         assert len(summary) == 1, text
         assert text.index(summary[0]) > text.index(stage_lines[-1])
         assert "warning" in summary[0]
-    assert any("children  16 children" in line for line in text), text
+    assert sum(bool(re.search(r"  children  \d+ children", line)) for line in text) == len(names), text
     assert any("docling_document  1 table" in line for line in text), text
     # Lines reach the pipe as stages complete, not all at once at the end.
     first_stage = next(t for t, line in lines if " source_document " in line)

@@ -85,6 +85,20 @@ def document_relations(kb) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     return _document_relations({d: kb.document(d) for d in kb.document_ids()})
 
 
+def _joined_section(blocks: list[dict], index: int, block: dict, section: str,
+                    heading_caption: str | None) -> tuple[str, str | None]:
+    """(section, caption-like heading) of an element of a parent that joined short sections:
+    the nearest heading block before it names its own section ("3.1 Tableau des franchises"),
+    not the joined parent's common one; a caption-like one names an uncaptioned table."""
+    before = [b["text"] for b in blocks[:index] if b["kind"] == "heading"]
+    if not before:
+        return section, heading_caption
+    caption = None
+    if _CAPTION_LIKE.match(before[-1]) and not block.get("caption") and block["kind"] in ("table", "picture"):
+        caption, before = before[-1], before[:-1]
+    return (before[-1] if before else section), caption
+
+
 def _element_numbers(kb, document_id: str) -> dict[tuple[str, int], int]:
     """(parent_id, block index) -> number of that element among its kind in the document."""
     parents = kb.parents_of(document_id)
@@ -154,14 +168,15 @@ class SourceRegistry:
         for index, block in elements:
             kind, letter, word = _KIND[block["kind"]]
             counters[letter] = counters.get(letter, 0) + 1
-            caption = block.get("caption") or (heading_caption if kind != "formula" else None)
+            block_section, block_caption = _joined_section(blocks, index, block, section, heading_caption)
+            caption = block.get("caption") or (block_caption if kind != "formula" else None)
             number = self._numbers[document_id].get((parent_id, index))
             label, number = element_label(word, caption, number)
             block_pages = list(block.get("pages") or []) or pages
             element_id = f"{source_id}-{letter}{counters[letter]}"
             self.entries[element_id] = SourceEntry(
                 source_id=element_id, kind=kind, label=label,
-                name=", ".join(x for x in (title, section, label, format_pages(block_pages)) if x),
+                name=", ".join(x for x in (title, block_section, label, format_pages(block_pages)) if x),
                 pages=block_pages, text=block.get("text") or "", picture_path=block.get("picture_path"),
                 caption=caption, number=number, **common,
             )

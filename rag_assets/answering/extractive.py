@@ -77,8 +77,12 @@ def units_of(registry, kb) -> tuple[list[Unit], list[str]]:
         section = registry[section_id]
         parent = kb.parent(parent_id)
         language = kb.document(section.document_id).get("language") or language_of(parent["text"])
-        base_context = "\n".join([section.document_title, *section.heading_path])
+        path_context = "\n".join([section.document_title, *section.heading_path])
+        base_context = path_context
         for index, block in enumerate(parent.get("blocks") or []):
+            if block["kind"] == "heading":  # a joined section's heading: context, not an answer
+                base_context = "\n".join([path_context, block["text"]])
+                continue
             element_id = registry.element_id(parent_id, index) or section_id
             element = registry[element_id]
             if block["kind"] == "table":

@@ -46,7 +46,7 @@ _DISPLAY_MATH = re.compile(r"^\s*(\$\$|\\\[|\\begin\{(equation|align))")
 
 @dataclass
 class Block:
-    kind: str  # text | list | formula | table | picture
+    kind: str  # text | list | formula | table | picture | heading (a joined section's own heading)
     text: str
     refs: list[str]
     pages: list[int]
@@ -250,7 +250,7 @@ def _merge_short_sections(sections: list[tuple[list[str], list[Block]]], count_t
             # the headings of this section that the previous one did not already show
             shared = _shared(path, shown)
             pages = own[0].pages if own else []
-            blocks += [Block("text", heading, [], pages) for heading in path[max(shared, len(common)):]]
+            blocks += [Block("heading", heading, [], pages) for heading in path[max(shared, len(common)):]]
             blocks += own
             shown = path
         merged.append((common, blocks))
