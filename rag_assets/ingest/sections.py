@@ -222,13 +222,13 @@ def _shared(a: list[str], b: list[str]) -> int:
     return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
 
 
-def _merge_short_sections(sections: list[tuple[list[str], list[Block]]], count_tokens: Callable[[str], int],
-                          min_tokens: int, max_tokens: int) -> list[tuple[list[str], list[Block]]]:
-    """Sections under ``min_tokens`` joined with the sections that follow them under the same
-    heading; each joined section's headings below the common path become text blocks."""
+def _merge_short_sections(sections: list[tuple[list[str], list[Block], int]], min_tokens: int,
+                          max_tokens: int) -> list[tuple[list[str], list[Block], int]]:
+    """Sections (path, blocks, tokens) under ``min_tokens`` joined with the sections that follow
+    them under the same heading; each joined section's headings below the common path become
+    heading blocks."""
     groups: list[list[tuple[list[str], list[Block], int]]] = []
-    for path, blocks in sections:
-        tokens = sum(count_tokens(b.text) for b in blocks if b.text)
+    for path, blocks, tokens in sections:
         if groups:
             group = groups[-1]
             first, size = group[0][0], sum(t for _, _, t in group)
@@ -240,7 +240,7 @@ def _merge_short_sections(sections: list[tuple[list[str], list[Block]]], count_t
     merged = []
     for group in groups:
         if len(group) == 1:
-            merged.append((group[0][0], group[0][1]))
+            merged.append(group[0])
             continue
         common = group[0][0]
         for path, _, _ in group[1:]:
@@ -253,7 +253,7 @@ def _merge_short_sections(sections: list[tuple[list[str], list[Block]]], count_t
             blocks += [Block("heading", heading, [], pages) for heading in path[max(shared, len(common)):]]
             blocks += own
             shown = path
-        merged.append((common, blocks))
+        merged.append((common, blocks, sum(t for _, _, t in group)))
     return merged
 
 
@@ -268,7 +268,7 @@ def build_parents(
     boundaries into several parents (same heading path, consecutive ordinals); a section
     under ``min_tokens`` is joined with the sections after it under the same heading
     (never in record collections)."""
-    sections: list[tuple[list[str], list[Block]]] = []
+    sections: list[tuple[list[str], list[Block], int]] = []  # heading path, blocks, tokens
     headings: list[tuple[int, str]] = []
     current: list[Block] = []
     current_tokens = 0
@@ -276,7 +276,7 @@ def build_parents(
     def close():
         nonlocal current, current_tokens
         if current:
-            sections.append(([h for _, h in headings], current))
+            sections.append(([h for _, h in headings], current, current_tokens))
         current, current_tokens = [], 0
 
     for event in _blocks_and_headings(document):
@@ -294,12 +294,12 @@ def build_parents(
     close()
     records = any((group.name or "").startswith("record:") for group in document.groups)
     if min_tokens and not records:
-        sections = _merge_short_sections(sections, count_tokens, min_tokens, max_tokens)
+        sections = _merge_short_sections(sections, min_tokens, max_tokens)
 
     parents: list[Parent] = []
     seen: dict[str, int] = {}
     orphans: list[str] = []
-    for path, blocks in sections:
+    for path, blocks, _ in sections:
         offset, pieces = 0, []
         kept = [b for b in blocks if b.text]
         for i, block in enumerate(kept):

@@ -28,6 +28,7 @@ _TRAILING_PAGE = re.compile(r"^(?P<title>.*?[^\d\s])\s+(?:p(?:age|\.)?\s*)?(?P<p
 _TRAILING_LEADERS = re.compile(rf"{_LEADERS}$")
 _TOC_HEADING = re.compile(r"^(sommaire|table des mati[eè]res|contents|table of contents)\b", re.IGNORECASE)
 _PAGE_NUMBER = re.compile(r"^(?:p(?:age|\.)?\s*)?\d{1,3}$", re.IGNORECASE)
+_PAGE_NUMBERS = re.compile(r"^(?:(?:p(?:age|\.)?\s*)?\d{1,3}\s*)+$", re.IGNORECASE)  # "12", "p. 12", "8 8 8"
 _REFERENCE = re.compile(r"^(?:p(?:age|\.)?\s*)?\d{1,3}(?:\s*(?:à|-|–|,)\s*\d{1,3})*$", re.IGNORECASE)
 _ENUMERATED = re.compile(r"^(?:[a-z]|[ivx]{1,4}|\d{1,3})[.)]\s|^article\b", re.IGNORECASE)  # "a. Prise d'effet"
 MIN_TOC_LINES = 3  # a page needs this many contents lines to hold a table of contents
@@ -114,7 +115,7 @@ def find_table_of_contents(document: DoclingDocument) -> tuple[list, list[TocEnt
     toc_pages = {i.prov[0].page_no for i in items if getattr(i, "prov", None)}
     for item, _ in document.iterate_items():
         if (isinstance(item, TextItem) and item not in items and item.prov and item.prov[0].page_no in toc_pages
-                and (_PAGE_NUMBER.match(item.text.strip()) or item.text.strip().lower() in ("pages", "page")
+                and (_PAGE_NUMBERS.match(item.text.strip()) or item.text.strip().lower() in ("pages", "page")
                      or _TRAILING_LEADERS.search(item.text.strip()))):
             items.append(item)
     return items, entries
@@ -127,8 +128,9 @@ def _repeated_headings_contents(document: DoclingDocument) -> list:
     """Contents printed without leaders or page numbers beside the titles (MAIF's "1 - Le
     domaine d'application du contrat", then "1.1 - L'objet… 1.2 - …", page numbers in a
     column of their own): a page holding at least MIN_TOC_LINES distinct numbered headings
-    that all come back as headings on later pages is contents. Its repeated headings, its runs of sub-entries
-    and its page numbers leave the body; anything else on the page stays."""
+    that all come back as headings on later pages is contents. Its repeated headings and its
+    runs of sub-entries leave the body (its page numbers follow, as beside any contents);
+    anything else on the page stays."""
     headings = [(item, item.prov[0].page_no, _fold(item.text)) for item, _ in document.iterate_items()
                 if isinstance(item, SectionHeaderItem) and item.prov and _fold(item.text)]
     repeated: dict[int, list] = {}
@@ -137,15 +139,9 @@ def _repeated_headings_contents(document: DoclingDocument) -> list:
                                                                for _, p, f in headings[i + 1:]):
             repeated.setdefault(page, []).append(item)
     pages = {page for page, found in repeated.items() if len({_fold(h.text) for h in found}) >= MIN_TOC_LINES}
-    contents = []
-    for item, _ in document.iterate_items():
-        if not (isinstance(item, TextItem) and item.prov and item.prov[0].page_no in pages):
-            continue
-        text = " ".join(item.text.split())
-        if (item in repeated[item.prov[0].page_no] or _NUMBERED_ENTRIES.match(text)
-                or re.fullmatch(r"(?:\d{1,3}\s*)+", text) or text.casefold() in ("pages", "page")):
-            contents.append(item)
-    return contents
+    return [item for item, _ in document.iterate_items()
+            if isinstance(item, TextItem) and item.prov and item.prov[0].page_no in pages
+            and (item in repeated[item.prov[0].page_no] or _NUMBERED_ENTRIES.match(" ".join(item.text.split())))]
 
 
 def _join_split_headings(document: DoclingDocument) -> None:

@@ -312,8 +312,9 @@ class KnowledgeBase:
         parents = {engine: children_to_parents(hits) for engine, hits in children.items()}
         fused = [FusedParent(p, score, ranks) for p, score, ranks in
                  self.fusion.fuse({e: [(h.parent_id, h.score) for h in ranking] for e, ranking in parents.items()})]
-        if scope.groups:  # a comparison: both sides in the first places
-            fused = take_turns(fused, scope.groups, lambda f: self.parent(f.parent_id)["document_id"])
+        if sides:  # a comparison: both sides in the first places
+            document_of = {h.parent_id: h.document_id for hits in children.values() for h in hits}
+            fused = take_turns(fused, scope.groups, lambda f: document_of[f.parent_id])
         # A quoted clause (≥4 terms in order) is what the reader is looking for: the
         # parents holding it verbatim come first, whatever the fusion says.
         quoting = list(dict.fromkeys(h.parent_id for h in phrase))

@@ -46,7 +46,8 @@ _ELISION = re.compile(r"^(?:qu|[dljmnstc])['’]", re.IGNORECASE)  # "d'Allianz"
 
 
 def names(text: str) -> list[str]:
-    """Words written as names: capitalised but not opening a sentence ("chez Groupama")."""
+    """Words written as names: capitalised but not opening a sentence ("chez Groupama"), or
+    in capitals anywhere ("MAIF"); an elided article is not part of the name ("d'Allianz")."""
     found = []
     for sentence in re.split(r"(?<=[.!?:;])\s+", text):
         words = [_ELISION.sub("", w) for w in _WORD.findall(sentence)]
@@ -65,7 +66,7 @@ class Scope:
     document_ids: tuple[str, ...] = ()  # empty: the whole store
     terms: tuple[str, ...] = ()  # question terms that chose the documents
     unknown_names: tuple[str, ...] = ()  # names in the question that no document contains
-    groups: tuple[tuple[str, ...], ...] = ()  # a comparison's sides (≥ 2 disjoint sets of documents)
+    groups: tuple[tuple[str, ...], ...] = ()  # sides the ranking alternates between (see _sides)
 
     def describe(self, titles: dict[str, str] | None = None) -> str:
         parts = []
