@@ -5,7 +5,9 @@ policies for the same product say nearly the same words, so the insurer, product
 contract named in the question says which documents can hold the answer. A document's
 identity is what names it — its title, its file name, and the
 sidecar's `insurer`, `product` and `reference` fields — analysed like the lexical
-index, minus the words that say what kind of document it is ("conditions générales"). A question term
+index, minus the words that say what kind of document it is ("conditions générales"), plus
+the one-word labels of the thesaurus concepts it names (a policy titled "auto moto" is the
+one a reader means by "ma voiture"; "assurance habitation" the one meant by "ma maison"). A question term
 that names some documents but not all selects them; the documents whose identity the
 question matches best (at least `SHARE` of the best match, so a comparison of two
 insurers keeps both) form the scope. Nothing is applied silently: the scope, and the
@@ -17,6 +19,10 @@ d'Allianz Prévoyance Travailleur Non Salarié" keeps the IPID beside the longer
 the names select disjoint sets of documents ("APRIL Flexi Santé ou APICIL Équilibre"), the
 question is a comparison: `groups` holds each side, and retrieval gives each side its turn in
 the ranking, so the top of the list holds both.
+
+A term that names a document but is also common in the documents' text ("protection
+juridique", "véhicule") names nothing on its own; beside a name the reader wrote ("la protection
+juridique MAIF", "ma voiture assurée à la MAIF") it says which of that insurer's policies is meant.
 
 A capitalised name in the question that no document contains at all ("chez Groupama")
 is reported as unknown, so a question about an insurer with no document can say so.
@@ -32,6 +38,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from rag_assets.retrieve.query import AnalyzedQuery, analyze
+from rag_assets.retrieve.thesaurus import Thesaurus
 
 SHARE = 0.5  # documents matching at least this share of the best identity match stay in scope
 # Words that say what kind of document it is, not which one: they never name a document.
@@ -40,7 +47,8 @@ GENERIC = ("assurance assurances assuré contrat contrats conditions générales
            "garanties compagnie entreprise société version référence page general terms policy product "
            "insurance contract guarantees table")
 IDENTITY_FIELDS = ("insurer", "product", "reference")  # sidecar keys that name a document
-_FILE_NOISE = re.compile(r"\.(pdf|docx?|html?|md|pptx|jsonl)$|\b(19|20)\d\d\b|\bnd\b", re.IGNORECASE)
+_EXTENSION = re.compile(r"\.(pdf|docx?|html?|md|pptx|jsonl)$", re.IGNORECASE)
+_FILE_NOISE = re.compile(r"\b(19|20)\d\d\b|\bnd\b", re.IGNORECASE)  # a year, "n.d." (no date)
 _WORD = re.compile(r"[\w'’-]+")
 _ELISION = re.compile(r"^(?:qu|[dljmnstc])['’]", re.IGNORECASE)  # "d'Allianz" is the name "Allianz"
 
@@ -89,14 +97,19 @@ class DocumentIdentities:
     df: Counter = field(default_factory=Counter)
 
     @classmethod
-    def of(cls, documents: dict[str, dict]) -> "DocumentIdentities":
+    def of(cls, documents: dict[str, dict], thesaurus: Thesaurus | None = None) -> "DocumentIdentities":
         terms = {}
         for document_id, record in documents.items():
             extra = record.get("extra") or {}
-            names = [record.get("title") or "", _FILE_NOISE.sub(" ", re.sub(r"[_.-]+", " ", record.get("file_name") or ""))]
+            # the extension goes before the separators do, or "x.pdf" leaves the name "pdf"
+            file_name = re.sub(r"[_.-]+", " ", _EXTENSION.sub("", record.get("file_name") or ""))
+            names = [record.get("title") or "", _FILE_NOISE.sub(" ", file_name)]
             names += [str(extra[key]) for key in IDENTITY_FIELDS if extra.get(key)]
             language = record.get("language") or "fr"
-            terms[document_id] = frozenset(analyze(" ".join(names), language)) - _generic(language)
+            identity = set(analyze(" ".join(names), language))
+            if thesaurus is not None:
+                identity |= _synonyms(thesaurus, " ".join(names), language)
+            terms[document_id] = frozenset(identity) - _generic(language)
         return cls(terms, Counter(t for ts in terms.values() for t in ts))
 
     def scope(self, query: AnalyzedQuery, known_term, common_term) -> Scope:
@@ -107,6 +120,8 @@ class DocumentIdentities:
         written_as_names = {t for name in names(query.text) for t in analyze(name, query.language)}
         naming = [t for t in query.terms if 0 < self.df.get(t, 0) < n
                   and (t in written_as_names or not common_term(t))]
+        if any(t in written_as_names for t in naming):  # common terms beside a written name
+            naming = [t for t in query.terms if 0 < self.df.get(t, 0) < n]
         # (acronyms are left to the acronym dictionary: "ITT" is often only written out)
         unknown = tuple(dict.fromkeys(
             name for name in names(query.text)
@@ -127,6 +142,18 @@ class DocumentIdentities:
         used = tuple(t for t in naming if any(t in self.terms[d] for d in chosen))
         sides = _sides(frozenset(chosen), [frozenset(d for d in chosen if t in self.terms[d]) for t in written])
         return Scope(tuple(sorted(chosen)), used, unknown, sides)
+
+
+def _synonyms(thesaurus: Thesaurus, text: str, language: str) -> set[str]:
+    """The one-word labels of the concepts ``text`` names: a reader's word for the same thing
+    ("voiture" for "auto"); longer labels would add their other words ("locataire" from
+    "multirisque habitation locataire") to documents they do not name."""
+    found = set()
+    for concept in thesaurus.recognise(text, language):
+        for _, label_language, label in thesaurus.concepts[concept["id"]].all_labels():
+            if label_language == language and len(analysed := analyze(label, language)) == 1:
+                found |= set(analysed)
+    return found
 
 
 def _sides(scope: frozenset[str], named: list[frozenset[str]]) -> tuple[tuple[str, ...], ...]:

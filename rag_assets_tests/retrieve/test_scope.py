@@ -85,3 +85,35 @@ def test_a_question_naming_one_document_has_no_sides():
 def test_sides_take_turns_in_their_own_order():
     ranked = ["a1", "a2", "a3", "b1", "x1", "b2"]
     assert take_turns(ranked, (("a",), ("b",)), lambda item: item[0]) == ["a1", "b1", "a2", "b2", "a3", "x1"]
+
+
+WITH_AUTO = {**DOCUMENTS,
+             "vam": {"title": "Conditions générales contrat VAM", "file_name": "maif_auto-moto-vam_2016.pdf"},
+             "pj": {"title": "Conditions générales contrat protection juridique",
+                    "file_name": "maif_protection-juridique_2018.pdf"}}
+
+
+def test_a_file_names_extension_and_year_name_nothing():
+    terms = DocumentIdentities.of(WITH_AUTO).terms["vam"]
+    assert "pdf" not in terms and "2016" not in terms and {"auto", "vam", "maif"} <= terms
+
+
+def test_the_readers_word_for_a_product_names_its_policy_through_the_thesaurus():
+    from rag_assets.retrieve.thesaurus import load_thesaurus
+
+    identities = DocumentIdentities.of(WITH_AUTO, load_thesaurus())
+    assert "voitur" in identities.terms["vam"]  # "auto" in the file name; "voiture" a hidden label
+    question = AnalyzedQuery.of("Ma voiture assurée à la MAIF a été noyée : quelle franchise ?", "fr")
+    assert identities.scope(question, lambda t: True, lambda t: False).document_ids == ("vam",)
+
+
+def test_common_words_of_a_title_choose_among_the_named_insurers_policies():
+    common = {"protect", "jurid", "voitur"}.__contains__
+    identities = DocumentIdentities.of(WITH_AUTO)
+    named = identities.scope(AnalyzedQuery.of("J'ai la protection juridique MAIF : quel plafond ?", "fr"),
+                             lambda t: True, common)
+    assert named.document_ids == ("pj",)
+    # alone, a common phrase names nothing: many policies have a legal-protection section
+    alone = identities.scope(AnalyzedQuery.of("La protection juridique couvre-t-elle mon litige ?", "fr"),
+                             lambda t: True, common)
+    assert alone.document_ids == ()
