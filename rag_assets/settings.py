@@ -73,6 +73,7 @@ class Settings(BaseSettings):
     use_thesaurus: bool = False  # thesaurus labels added to BM25 as weighted terms (lost on dev)
     use_acronyms: bool = True  # known acronyms get their long form before both engines
     use_prf: bool = False  # RM3-style pseudo-relevance feedback: a second BM25 pass
+    use_definitions: bool = True  # a definition question's glossary entry leads the ranking
     # answering (`ask`): OpenAI-compatible endpoints, optional local GGUF (see rag_assets/answering/config.py)
     llm_base_url: str | None = None
     llm_api_key: str | None = Field(None, repr=False)

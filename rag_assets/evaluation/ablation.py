@@ -32,7 +32,7 @@ METRICS = ("recall@5", "ndcg@10", "mrr@10")
 BASELINE = "rrf"
 ENGINES = ("bm25", "dense")
 HYBRIDS = (BASELINE, "tuned fusion", "default")  # compared with each engine alone
-COMPONENTS = ("scope", "thesaurus", "acronyms", "prf")
+COMPONENTS = ("scope", "thesaurus", "acronyms", "definitions", "prf")
 
 
 def variants(tuned: Fusion, default: dict | None = None) -> dict[str, dict]:
@@ -46,7 +46,7 @@ def variants(tuned: Fusion, default: dict | None = None) -> dict[str, dict]:
     out["tuned fusion"] = {**none, "fusion": tuned}
     out["all, plain RRF"] = {**every, "fusion": PLAIN_RRF}
     out["all"] = {**every, "fusion": tuned}
-    for component in ("scope", "thesaurus", "acronyms"):
+    for component in ("scope", "thesaurus", "acronyms", "definitions"):
         out[f"all - {component}"] = {**every, f"use_{component}": False, "fusion": tuned}
     out["all + prf"] = {**every, "use_prf": True, "fusion": tuned}
     if default:
@@ -91,7 +91,7 @@ def ablation(name: str, settings: Settings, split: str = "test", store: str = ""
         runs = run_engines(kb, requests, candidates=candidates, unit_of=prepared["unit_of"])
         if variant == BASELINE:
             ranked["bm25"], ranked["dense"] = runs.units["bm25"], runs.units["dense"]
-            configs["bm25"] = configs["dense"] = {"scope": False, "thesaurus": False, "acronyms": False, "prf": False}
+            configs["bm25"] = configs["dense"] = {c: False for c in COMPONENTS}
         ranked[variant] = runs.units["hybrid"]
         configs[variant] = kb.retrieval_config()
         log(f"  {variant}: ranked")
@@ -176,7 +176,8 @@ def synonym_linked(text: str, question, thesaurus) -> bool:
 def default_config(settings: Settings) -> dict:
     """The switches and fusion the settings give (the product's default)."""
     return {"fusion": Fusion.parse(settings.fusion).spec(), "scope": settings.use_scope,
-            "thesaurus": settings.use_thesaurus, "acronyms": settings.use_acronyms, "prf": settings.use_prf}
+            "thesaurus": settings.use_thesaurus, "acronyms": settings.use_acronyms, "prf": settings.use_prf,
+            "definitions": settings.use_definitions}
 
 
 def _is_default(config: dict, default: dict) -> bool:
@@ -203,7 +204,7 @@ def markdown(result: dict) -> str:
                      + " | ".join(_cell(row.get(f"{metric} - rrf"), signed=True) for metric in METRICS) + " |")
     lines += ["", f"Mean [95 % bootstrap CI, {result['bootstrap']['resamples']} resamples, seed "
                   f"{result['bootstrap']['seed']}]; * = the paired difference's CI excludes 0. "
-                  f"rrf = plain RRF (k = 60, equal weights), no scope, thesaurus, acronyms or PRF; bm25 and dense are "
+                  f"rrf = plain RRF (k = 60, equal weights), no scope, thesaurus, acronyms, glossary lead or PRF; bm25 and dense are "
                   f"its two engines; tuned fusion = `{result['tuned_fusion']}` "
                   f"({result.get('tuned_on', 'dev split')})."]
     versus = result.get("versus_engines") or {}

@@ -32,6 +32,7 @@ from rag_assets.index.lexical import LexicalIndex
 from rag_assets.settings import Settings, load_settings
 from rag_assets.index.records import document_title, load_source_record
 from rag_assets.index.publication import pointer, read_publication
+from rag_assets.retrieve.definitions import defined_term, glossary_text, writes_term
 from rag_assets.retrieve.reranking import reranker_from_spec
 from rag_assets.store import KnowledgeStore
 
@@ -71,6 +72,7 @@ class RetrievalTrace:
     expansions: dict = field(default_factory=dict)  # thesaurus: {"concepts": [...], "added": {term: weight}}
     acronyms: dict[str, str] = field(default_factory=dict)  # acronym -> long form added to the question
     feedback: dict[str, float] = field(default_factory=dict)  # PRF words added to the second BM25 pass
+    glossary: list[str] = field(default_factory=list)  # definitions-section parents writing the asked term
 
     def ranking(self, engine: str) -> list[str]:
         """Parent ids best first: "bm25", "dense" or "hybrid" (the fused list)."""
@@ -98,12 +100,14 @@ class ParentHit:
 
 # A term in more than this share of the children is a common word, not a name.
 COMMON_SHARE = 0.02
+GLOSSARY_LEAD = 2  # definitions of the asked term leading the ranking (a comparison's two policies)
 
 
 class KnowledgeBase:
     def __init__(self, store: KnowledgeStore, embedder_spec: str, candidates: int = Settings.candidates_per_engine,
                  fusion: Fusion | str = PLAIN_RRF, reranker: str | None = None, use_scope: bool = True,
-                 use_thesaurus: bool = True, use_acronyms: bool = True, use_prf: bool = False):
+                 use_thesaurus: bool = True, use_acronyms: bool = True, use_prf: bool = False,
+                 use_definitions: bool = True):
         self.store = store
         # callable(question, hits) -> scores in [0, 1], used by `ask`; None when not configured
         self.rerank = reranker_from_spec(reranker)
@@ -114,6 +118,7 @@ class KnowledgeBase:
         # thesaurus terms for BM25, acronyms resolved before both engines
         self.use_thesaurus, self.use_acronyms = use_thesaurus, use_acronyms
         self.feedback = Feedback() if use_prf else None  # RM3-style second BM25 pass
+        self.use_definitions = use_definitions  # a definition question's glossary entry leads
         self.acronyms = AcronymDictionary()  # merged from the published documents' summaries by `_refresh`
         self._acronym_summaries: dict[str, tuple[str, object]] = {}  # document id -> (version, DocumentAcronyms)
         self._identities = DocumentIdentities()
@@ -143,13 +148,15 @@ class KnowledgeBase:
         """The store and retrieval defaults of ``settings``; ``overrides``: constructor arguments."""
         options = dict(candidates=settings.candidates_per_engine, fusion=settings.fusion, reranker=settings.reranker,
                        use_scope=settings.use_scope, use_thesaurus=settings.use_thesaurus,
-                       use_acronyms=settings.use_acronyms, use_prf=settings.use_prf)
+                       use_acronyms=settings.use_acronyms, use_prf=settings.use_prf,
+                       use_definitions=settings.use_definitions)
         return cls(KnowledgeStore.of(settings), embedder or settings.embedder, **{**options, **overrides})
 
     def retrieval_config(self) -> dict:
         """What shapes a ranking, for evaluation records."""
         return {"fusion": self.fusion.spec(), "candidates_per_engine": self.candidates, "scope": self.use_scope,
-                "thesaurus": self.use_thesaurus, "acronyms": self.use_acronyms, "prf": self.feedback is not None}
+                "thesaurus": self.use_thesaurus, "acronyms": self.use_acronyms, "prf": self.feedback is not None,
+                "definitions": self.use_definitions}
 
     def _refresh(self, check: bool = False) -> None:
         """(Re)load the published version of each document when publication changed."""
@@ -168,7 +175,7 @@ class KnowledgeBase:
             self._check(publication)
         self.corpus.update(publication, {d: record["title"] for d, record in documents.items()})
         self.published, self.documents = publication, documents
-        self._identities = DocumentIdentities.of(documents)
+        self._identities = DocumentIdentities.of(documents, load_thesaurus())
         if self.use_acronyms:  # the corpus's "Long Form (ACR)" pairs + the thesaurus's acronyms
             thesaurus = load_thesaurus()
             fingerprint = thesaurus_fingerprint(thesaurus)
@@ -307,6 +314,9 @@ class KnowledgeBase:
             seconds["dense"] = time.perf_counter() - started
             phrase = self._published_only(self.lexical.search(query.text, parsed, limit=limit, phrase=True),
                                           "phrase", excluded)
+            term = defined_term(query.text) if self.use_definitions else None
+            defining = self._published_only(self.lexical.search(term, parsed, limit=limit), "definition",
+                                            excluded) if term else []
         started = time.perf_counter()
         children = {"bm25": lexical, "dense": dense}
         parents = {engine: children_to_parents(hits) for engine, hits in children.items()}
@@ -324,10 +334,25 @@ class KnowledgeBase:
                                 {**(by_id[p].ranks if p in by_id else {}), "phrase": rank})
                     for rank, p in enumerate(quoting, start=1)]
             fused = lead + [f for f in fused if f.parent_id not in quoting]
+        glossary = self._glossary_entries(defining, term, query.language)
+        if glossary:  # a definition question: the policy's definition of the term first
+            by_id = {f.parent_id: f for f in fused}
+            fused = [FusedParent(p, by_id[p].score if p in by_id else 0.0,
+                                 {**(by_id[p].ranks if p in by_id else {}), "definition": rank})
+                     for rank, p in enumerate(glossary, start=1)] + [f for f in fused if f.parent_id not in glossary]
         seconds["fusion"] = time.perf_counter() - started
         self.last_excluded = excluded
         return RetrievalTrace(query, parsed, scope, children, parents, quoting, fused, excluded, seconds,
-                              expansion.trace() if expansion else {}, acronyms, feedback)
+                              expansion.trace() if expansion else {}, acronyms, feedback, glossary)
+
+    def _glossary_entries(self, hits: list[ChildHit], term: str | None, language: str) -> list[str]:
+        """Parents of a definitions section that write the term: each document's best one."""
+        found: dict[str, str] = {}
+        for parent_id in dict.fromkeys(h.parent_id for h in hits):
+            parent = self.parent(parent_id)
+            if parent["document_id"] not in found and writes_term(glossary_text(parent), term, language):
+                found[parent["document_id"]] = parent_id
+        return list(found.values())[:GLOSSARY_LEAD]
 
     @staticmethod
     def _each_side(sides: list[SearchFilters], search) -> list[ChildHit]:
