@@ -101,6 +101,7 @@ class ParentHit:
 # A term in more than this share of the children is a common word, not a name.
 COMMON_SHARE = 0.02
 GLOSSARY_LEAD = 2  # definitions of the asked term leading the ranking (a comparison's two policies)
+GLOSSARY_DOCUMENTS_FROM = 5  # the documents of the first parents, whose definitions may lead
 
 
 class KnowledgeBase:
@@ -334,7 +335,10 @@ class KnowledgeBase:
                                 {**(by_id[p].ranks if p in by_id else {}), "phrase": rank})
                     for rank, p in enumerate(quoting, start=1)]
             fused = lead + [f for f in fused if f.parent_id not in quoting]
-        glossary = self._glossary_entries(defining, term, query.language)
+        # only the definitions of documents the ranking already puts first: in a wide search,
+        # another policy's glossary defines the same word for another contract
+        leading = {self.parent(f.parent_id)["document_id"] for f in fused[:GLOSSARY_DOCUMENTS_FROM]}
+        glossary = self._glossary_entries([h for h in defining if h.document_id in leading], term, query.language)
         if glossary:  # a definition question: the policy's definition of the term first
             by_id = {f.parent_id: f for f in fused}
             fused = [FusedParent(p, by_id[p].score if p in by_id else 0.0,
