@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from rag_assets.answering.figures import figures, wanted_kinds
 from rag_assets.answering.model import NO_SOURCE, Paragraph, SubQuestion
 from rag_assets.answering.safety import looks_like_instruction
 from rag_assets.answering.terms import TermWeights
@@ -111,10 +112,14 @@ def units_of(registry, kb) -> tuple[list[Unit], list[str]]:
 
 
 SENTENCE_SHARE = 0.5  # of the best section's coverage, the least a sentence must cover
+LABEL_NOVEL_TERMS = 2  # a unit with fewer terms than this beyond the question's is a label
+LABEL_FACTOR = 0.5
+WANTED_FIGURE_BONUS = 0.1  # a unit holding a figure of the kind the question asks for
+RANK_DISCOUNT = 0.1  # a unit's score shrinks by this share per rank of its parent (best parent first)
 
 
 class ExtractiveAnswerer:
-    def __init__(self, kb, weights: TermWeights | None = None, min_score: float = 0.45, keep_ratio: float = 0.9,
+    def __init__(self, kb, weights: TermWeights | None = None, min_score: float = 0.45, keep_ratio: float = 0.8,
                  max_units: int = 2):
         self.kb = kb
         self.weights = weights or TermWeights(kb)
@@ -131,12 +136,17 @@ class ExtractiveAnswerer:
 
     def score(self, question: str, unit: Unit, targeted: bool = True) -> float:
         terms = content_terms(question, unit.language)
-        score = self.weights.coverage(terms, self._analyzed(unit.text, unit.language), unit.language,
-                                      self._analyzed(unit.context, unit.language))
-        wanted = qualified_ids(question)
-        if wanted:
+        own = self._analyzed(unit.text, unit.language)
+        score = self.weights.coverage(terms, own, unit.language, self._analyzed(unit.context, unit.language))
+        if len(own - set(terms)) < LABEL_NOVEL_TERMS:
+            score *= LABEL_FACTOR  # a label or heading that repeats the question ("Garantie Décès") answers nothing
+        wanted = wanted_kinds(question)
+        if wanted and any(f.kind in wanted for f in figures(unit.text)):
+            score += WANTED_FIGURE_BONUS  # "combien", "quel délai": a sentence with the amount or duration asked
+        qualified = qualified_ids(question)
+        if qualified:
             present = qualified_ids(unit.text)
-            for noun, code in wanted:
+            for noun, code in qualified:
                 if (noun, code) in present:
                     score += 0.25
                 elif any(n == noun and c != code for n, c in present):
@@ -151,14 +161,20 @@ class ExtractiveAnswerer:
         keep_ratio = self.keep_ratio if max_units <= self.max_units else self.keep_ratio - 0.15
         allowed = set(sub.parent_ids)
         candidates = [u for u in units if registry[u.section_id].parent_id in allowed]
-        scored = sorted(((self.score(sub.text, u, targeted), u) for u in candidates), key=lambda x: -x[0])
+        # the retrieval's order of the parents (hybrid, or reranked) is a prior: of two
+        # sentences covering the question alike, the one from the better-ranked parent
+        rank = {parent_id: n for n, parent_id in enumerate(sub.parent_ids)}
+        raw = {id(u): self.score(sub.text, u, targeted) for u in candidates}
+        scored = sorted(((raw[id(u)] * (1 - RANK_DISCOUNT * rank.get(registry[u.section_id].parent_id, 0)), u)
+                         for u in candidates), key=lambda x: -x[0])
         # a sentence covers less of a long question than its section does: the bar follows
-        # what the retrieval gate found (the section's coverage), never above min_score
+        # what the retrieval gate found (the section's coverage), never above min_score; it
+        # is a sentence's own coverage, before the rank prior
         min_score = min(self.min_score, SENTENCE_SHARE * sub.best_score) if sub.best_score else self.min_score
-        if not scored or scored[0][0] < min_score:
+        if not scored or max(raw.values()) < min_score:
             return []
         top = scored[0][0]
-        chosen = [(s, u) for s, u in scored if s >= max(min_score, 0.7 * top)]
+        chosen = [(s, u) for s, u in scored if raw[id(u)] >= min_score and s >= 0.7 * top]
         documents = {u.document_id for _, u in chosen}
         amended = {d for d in documents for other in documents if other in registry.amended_by.get(d, [])}
         primary = [(s, u) for s, u in chosen if u.document_id not in amended]
