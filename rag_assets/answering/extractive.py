@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rag_assets.answering.figures import figures, wanted_kinds
+from rag_assets.answering.figures import NUMBER, figures, wanted_kinds
 from rag_assets.answering.model import NO_SOURCE, Paragraph, SubQuestion
 from rag_assets.answering.safety import looks_like_instruction
 from rag_assets.answering.terms import TermWeights
@@ -111,6 +111,12 @@ def units_of(registry, kb) -> tuple[list[Unit], list[str]]:
     return units, list(dict.fromkeys(skipped))
 
 
+def _is_value(figure) -> bool:
+    """An amount, rate, duration, date or a number that is no small ordinal ("1,1660", not
+    the "2" of "Niveau 2")."""
+    return figure.kind != NUMBER or any(not v.isdigit() or int(v) >= 100 for v in figure.values)
+
+
 SENTENCE_SHARE = 0.5  # of the best section's coverage, the least a sentence must cover
 LABEL_NOVEL_TERMS = 2  # a unit with fewer terms than this beyond the question's is a label
 LABEL_FACTOR = 0.5
@@ -138,10 +144,14 @@ class ExtractiveAnswerer:
         terms = content_terms(question, unit.language)
         own = self._analyzed(unit.text, unit.language)
         score = self.weights.coverage(terms, own, unit.language, self._analyzed(unit.context, unit.language))
-        if len(own - set(terms)) < LABEL_NOVEL_TERMS:
-            score *= LABEL_FACTOR  # a label or heading that repeats the question ("Garantie Décès") answers nothing
+        found = figures(unit.text)
+        if not unit.text.rstrip().endswith((".", "!", "?")) and not any(_is_value(f) for f in found) \
+                and len({t for t in own - set(terms) if not t.isdigit()}) < LABEL_NOVEL_TERMS:
+            # a label, heading or header row that repeats the question ("Garantie Décès",
+            # "Niveau 1 Niveau 2 … Niveau 6") answers nothing; a sentence or a value does
+            score *= LABEL_FACTOR
         wanted = wanted_kinds(question)
-        if wanted and any(f.kind in wanted for f in figures(unit.text)):
+        if wanted and any(f.kind in wanted for f in found):
             score += WANTED_FIGURE_BONUS  # "combien", "quel délai": a sentence with the amount or duration asked
         qualified = qualified_ids(question)
         if qualified:
