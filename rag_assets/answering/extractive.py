@@ -16,10 +16,11 @@ from rag_assets.answering.model import NO_SOURCE, Paragraph, SubQuestion
 from rag_assets.answering.safety import looks_like_instruction
 from rag_assets.answering.terms import TermWeights
 from rag_assets.language import detect_language as language_of
-from rag_assets.retrieve.query import analyze, content_terms, qualified_ids
+from rag_assets.retrieve.query import analyze, codes, content_terms, qualified_ids
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[«\"(\[A-ZÀ-ÖØ-Þ0-9])|\n+")
 _NUMBER = re.compile(r"\d")
+_CODE_PREFIX = re.compile(r"([A-Z]*)")
 SUPERSEDED_LEAD = "Disposition antérieure, remplacée par la source ci-dessus :"
 
 
@@ -140,7 +141,8 @@ class ExtractiveAnswerer:
             self._terms[key] = set(analyze(text, language))
         return self._terms[key]
 
-    def score(self, question: str, unit: Unit, targeted: bool = True) -> float:
+    def score(self, question: str, unit: Unit, targeted: bool = True, present: set[str] | None = None) -> float:
+        """`present`: the codes the candidate passages name (text or headings)."""
         terms = content_terms(question, unit.language)
         own = self._analyzed(unit.text, unit.language)
         score = self.weights.coverage(terms, own, unit.language, self._analyzed(unit.context, unit.language))
@@ -161,6 +163,15 @@ class ExtractiveAnswerer:
                     score += 0.25
                 elif any(n == noun and c != code for n, c in present):
                     score *= 0.3  # "Zone B" when the question asks about zone A
+        for code in codes(question) & (present or set()):
+            # "formule PJ2": the passage under the PJ2 heading answers, not the PJ1 one (a
+            # code no passage names is a premise to flag, not a reason to answer nothing)
+            where = codes(unit.text) | codes(unit.context)
+            prefix = _CODE_PREFIX.match(code).group(1)
+            if code in where:
+                score += 0.1
+            elif any(_CODE_PREFIX.match(c).group(1) == prefix for c in where):
+                score *= 0.5
         if targeted and _NUMBER.search(unit.text):
             score += 0.05
         return score
@@ -174,7 +185,8 @@ class ExtractiveAnswerer:
         # the retrieval's order of the parents (hybrid, or reranked) is a prior: of two
         # sentences covering the question alike, the one from the better-ranked parent
         rank = {parent_id: n for n, parent_id in enumerate(sub.parent_ids)}
-        raw = {id(u): self.score(sub.text, u, targeted) for u in candidates}
+        present = {c for u in candidates for c in codes(u.text) | codes(u.context)}
+        raw = {id(u): self.score(sub.text, u, targeted, present) for u in candidates}
         scored = sorted(((raw[id(u)] * (1 - RANK_DISCOUNT * rank.get(registry[u.section_id].parent_id, 0)), u)
                          for u in candidates), key=lambda x: -x[0])
         # a sentence covers less of a long question than its section does: the bar follows

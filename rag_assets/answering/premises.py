@@ -138,13 +138,26 @@ def _column_values(display: str, question: str) -> list[str] | None:
     return chosen or None
 
 
+_SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
+
+
 def _segments(text: str) -> list[tuple[Figure, str]]:
-    """Each figure with its own words: the text after it up to the next figure."""
+    """Each figure with its own words: the text after it up to the next figure or the end
+    of its sentence ("380 € et 1 520 € en cas de sécheresse"); for a figure that ends its
+    sentence, the words before it, from the previous figure or the sentence's start ("Le
+    délai d'attente de cette garantie est de 6 mois.")."""
     found = figures(text)
     out = []
     for index, figure in enumerate(found):
         end = found[index + 1].start if index + 1 < len(found) else len(text)
-        out.append((figure, text[figure.end:end]))
+        stop = _SENTENCE_END.search(text, figure.end, end)
+        after = text[figure.end:stop.start() if stop else end]
+        if not stop or _terms(after):
+            out.append((figure, after))
+            continue
+        start = found[index - 1].end if index else 0
+        starts = [m.end() for m in _SENTENCE_END.finditer(text, start, figure.start)]
+        out.append((figure, text[(starts[-1] if starts else start):figure.start]))
     return out
 
 
@@ -166,7 +179,9 @@ def entity_values(display: str, raw: str, question: str, claim: Figure) -> list[
     asked = _terms(question)
     own = {id(f): _terms(words) & asked for f, words in candidates}
     shared = set.intersection(*own.values()) if own else set()
-    specific = [f for f, _ in candidates if own[id(f)] - shared]
+    # the figures whose own words name most of what the question asks beyond what all share
+    most = max(len(own[id(f)] - shared) for f, _ in candidates)
+    specific = [f for f, _ in candidates if most and len(own[id(f)] - shared) == most]
     return specific or [f for f, _ in candidates]
 
 
