@@ -118,7 +118,7 @@ def _is_value(figure) -> bool:
     return figure.kind != NUMBER or any(not v.isdigit() or int(v) >= 100 for v in figure.values)
 
 
-SENTENCE_SHARE = 0.5  # of the best section's coverage, the least a sentence must cover
+SENTENCE_SHARE = 0.4  # of the best section's coverage, the least a sentence must cover
 LABEL_NOVEL_TERMS = 2  # a unit with fewer terms than this beyond the question's is a label
 LABEL_FACTOR = 0.5
 WANTED_FIGURE_BONUS = 0.1  # a unit holding a figure of the kind the question asks for
