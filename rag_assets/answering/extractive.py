@@ -157,11 +157,11 @@ class ExtractiveAnswerer:
             score += WANTED_FIGURE_BONUS  # "combien", "quel délai": a sentence with the amount or duration asked
         qualified = qualified_ids(question)
         if qualified:
-            present = qualified_ids(unit.text)
+            named = qualified_ids(unit.text)
             for noun, code in qualified:
-                if (noun, code) in present:
+                if (noun, code) in named:
                     score += 0.25
-                elif any(n == noun and c != code for n, c in present):
+                elif any(n == noun and c != code for n, c in named):
                     score *= 0.3  # "Zone B" when the question asks about zone A
         for code in codes(question) & (present or set()):
             # "formule PJ2": the passage under the PJ2 heading answers, not the PJ1 one (a

@@ -43,5 +43,7 @@ def test_a_passage_under_a_sibling_code_is_pushed_down_only_when_the_asked_one_i
     pj1 = _unit("Le plafond est de 20 000 € par litige.", "Protection juridique\nFormule PJ1")
     pj2 = _unit("Le plafond est de 50 000 € par litige.", "Protection juridique\nFormule PJ2")
     assert answerer.score(question, pj2, present={"PJ1", "PJ2"}) > answerer.score(question, pj1, present={"PJ1", "PJ2"})
+    both = "Quel est le plafond en formule PJ2 pour un bien en zone A ?"  # a qualified id beside the code
+    assert answerer.score(both, pj1, present={"PJ1", "PJ2"}) < answerer.score(both, pj1)
     # a code no passage names (a premise to flag) does not push the others below the bar
     assert answerer.score(question, pj1, present={"PJ1"}) == answerer.score(question, pj1)
