@@ -11,14 +11,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from rag_assets.answering.figures import NUMBER, figures, wanted_kinds
 from rag_assets.answering.model import NO_SOURCE, Paragraph, SubQuestion
 from rag_assets.answering.safety import looks_like_instruction
 from rag_assets.answering.terms import TermWeights
 from rag_assets.language import detect_language as language_of
-from rag_assets.retrieve.query import analyze, content_terms, qualified_ids
+from rag_assets.retrieve.query import analyze, codes, content_terms, qualified_ids
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[«\"(\[A-ZÀ-ÖØ-Þ0-9])|\n+")
 _NUMBER = re.compile(r"\d")
+_CODE_PREFIX = re.compile(r"([A-Z]*)")
 SUPERSEDED_LEAD = "Disposition antérieure, remplacée par la source ci-dessus :"
 
 
@@ -110,11 +112,21 @@ def units_of(registry, kb) -> tuple[list[Unit], list[str]]:
     return units, list(dict.fromkeys(skipped))
 
 
-SENTENCE_SHARE = 0.5  # of the best section's coverage, the least a sentence must cover
+def _is_value(figure) -> bool:
+    """An amount, rate, duration, date or a number that is no small ordinal ("1,1660", not
+    the "2" of "Niveau 2")."""
+    return figure.kind != NUMBER or any(not v.isdigit() or int(v) >= 100 for v in figure.values)
+
+
+SENTENCE_SHARE = 0.4  # of the best section's coverage, the least a sentence must cover
+LABEL_NOVEL_TERMS = 2  # a unit with fewer terms than this beyond the question's is a label
+LABEL_FACTOR = 0.5
+WANTED_FIGURE_BONUS = 0.1  # a unit holding a figure of the kind the question asks for
+RANK_DISCOUNT = 0.1  # a unit's score shrinks by this share per rank of its parent (best parent first)
 
 
 class ExtractiveAnswerer:
-    def __init__(self, kb, weights: TermWeights | None = None, min_score: float = 0.45, keep_ratio: float = 0.9,
+    def __init__(self, kb, weights: TermWeights | None = None, min_score: float = 0.45, keep_ratio: float = 0.8,
                  max_units: int = 2):
         self.kb = kb
         self.weights = weights or TermWeights(kb)
@@ -129,18 +141,37 @@ class ExtractiveAnswerer:
             self._terms[key] = set(analyze(text, language))
         return self._terms[key]
 
-    def score(self, question: str, unit: Unit, targeted: bool = True) -> float:
+    def score(self, question: str, unit: Unit, targeted: bool = True, present: set[str] | None = None) -> float:
+        """`present`: the codes the candidate passages name (text or headings)."""
         terms = content_terms(question, unit.language)
-        score = self.weights.coverage(terms, self._analyzed(unit.text, unit.language), unit.language,
-                                      self._analyzed(unit.context, unit.language))
-        wanted = qualified_ids(question)
-        if wanted:
-            present = qualified_ids(unit.text)
-            for noun, code in wanted:
-                if (noun, code) in present:
+        own = self._analyzed(unit.text, unit.language)
+        score = self.weights.coverage(terms, own, unit.language, self._analyzed(unit.context, unit.language))
+        found = figures(unit.text)
+        if not unit.text.rstrip().endswith((".", "!", "?")) and not any(_is_value(f) for f in found) \
+                and len({t for t in own - set(terms) if not t.isdigit()}) < LABEL_NOVEL_TERMS:
+            # a label, heading or header row that repeats the question ("Garantie Décès",
+            # "Niveau 1 Niveau 2 … Niveau 6") answers nothing; a sentence or a value does
+            score *= LABEL_FACTOR
+        wanted = wanted_kinds(question)
+        if wanted and any(f.kind in wanted for f in found):
+            score += WANTED_FIGURE_BONUS  # "combien", "quel délai": a sentence with the amount or duration asked
+        qualified = qualified_ids(question)
+        if qualified:
+            named = qualified_ids(unit.text)
+            for noun, code in qualified:
+                if (noun, code) in named:
                     score += 0.25
-                elif any(n == noun and c != code for n, c in present):
+                elif any(n == noun and c != code for n, c in named):
                     score *= 0.3  # "Zone B" when the question asks about zone A
+        for code in codes(question) & (present or set()):
+            # "formule PJ2": the passage under the PJ2 heading answers, not the PJ1 one (a
+            # code no passage names is a premise to flag, not a reason to answer nothing)
+            where = codes(unit.text) | codes(unit.context)
+            prefix = _CODE_PREFIX.match(code).group(1)
+            if code in where:
+                score += 0.1
+            elif any(_CODE_PREFIX.match(c).group(1) == prefix for c in where):
+                score *= 0.5
         if targeted and _NUMBER.search(unit.text):
             score += 0.05
         return score
@@ -151,14 +182,21 @@ class ExtractiveAnswerer:
         keep_ratio = self.keep_ratio if max_units <= self.max_units else self.keep_ratio - 0.15
         allowed = set(sub.parent_ids)
         candidates = [u for u in units if registry[u.section_id].parent_id in allowed]
-        scored = sorted(((self.score(sub.text, u, targeted), u) for u in candidates), key=lambda x: -x[0])
+        # the retrieval's order of the parents (hybrid, or reranked) is a prior: of two
+        # sentences covering the question alike, the one from the better-ranked parent
+        rank = {parent_id: n for n, parent_id in enumerate(sub.parent_ids)}
+        present = {c for u in candidates for c in codes(u.text) | codes(u.context)}
+        raw = {id(u): self.score(sub.text, u, targeted, present) for u in candidates}
+        scored = sorted(((raw[id(u)] * (1 - RANK_DISCOUNT * rank.get(registry[u.section_id].parent_id, 0)), u)
+                         for u in candidates), key=lambda x: -x[0])
         # a sentence covers less of a long question than its section does: the bar follows
-        # what the retrieval gate found (the section's coverage), never above min_score
+        # what the retrieval gate found (the section's coverage), never above min_score; it
+        # is a sentence's own coverage, before the rank prior
         min_score = min(self.min_score, SENTENCE_SHARE * sub.best_score) if sub.best_score else self.min_score
-        if not scored or scored[0][0] < min_score:
+        if not scored or max(raw.values()) < min_score:
             return []
         top = scored[0][0]
-        chosen = [(s, u) for s, u in scored if s >= max(min_score, 0.7 * top)]
+        chosen = [(s, u) for s, u in scored if raw[id(u)] >= min_score and s >= 0.7 * top]
         documents = {u.document_id for _, u in chosen}
         amended = {d for d in documents for other in documents if other in registry.amended_by.get(d, [])}
         primary = [(s, u) for s, u in chosen if u.document_id not in amended]

@@ -22,6 +22,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 
 MONEY, PERCENT, DURATION, DATE, NUMBER = "money", "percent", "duration", "date", "number"
 
@@ -225,3 +226,22 @@ def to_decimal(value: str) -> Decimal | None:
         return Decimal(value)
     except (InvalidOperation, ValueError):
         return None
+
+
+# What a question asks for, by the words that ask it: "combien de jours" a duration,
+# "combien", "plafond", "franchise" an amount, "taux" a rate.
+_ASKS = [
+    (DURATION, re.compile(r"\b(?:d[ée]lais?|dur[ée]es?|carences?|pr[ée]avis|combien de (?:temps|jours?|mois|ans|ann[ée]es|"
+                          r"semaines?|nuits?|heures?)|quand|how long|period|waiting)\b", re.IGNORECASE)),
+    (PERCENT, re.compile(r"\b(?:taux|pourcentages?|quelle part|rate|percentage)\b|%", re.IGNORECASE)),
+    (MONEY, re.compile(r"\b(?:combien(?! de (?:temps|jours?|mois|ans|ann[ée]es|semaines?|nuits?|heures?))|montants?|"
+                       r"plafonds?|plafonn[ée]e?s?|franchises?|prix|co[uû]ts?|rembours\w*|indemni\w*|capital|sommes?|"
+                       r"tarifs?|cotisations?|how much|limit|deductible)\b|€", re.IGNORECASE)),
+]
+
+
+@lru_cache(maxsize=1024)
+def wanted_kinds(question: str) -> frozenset[str]:
+    """The kinds of figure the question asks for (money, percent, duration); empty when
+    it asks for none in particular."""
+    return frozenset(kind for kind, pattern in _ASKS if pattern.search(question or ""))

@@ -57,7 +57,7 @@ _LIST_SEPARATOR = re.compile(r"\s*(?:,|\bet\b|\bou\b|/|;)\s*")
 
 @dataclass
 class Premise:
-    kind: str  # figure-absent | figure-contradicted | name-absent
+    kind: str  # figure-absent | figure-contradicted | name-absent | guarantee-not-included
     claim: str  # what the question states: "250 €", "formule Initiale"
     found: list[str] = field(default_factory=list)  # what the sources give instead
     source_id: str | None = None  # the source that gives it
@@ -138,13 +138,26 @@ def _column_values(display: str, question: str) -> list[str] | None:
     return chosen or None
 
 
+_SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
+
+
 def _segments(text: str) -> list[tuple[Figure, str]]:
-    """Each figure with its own words: the text after it up to the next figure."""
+    """Each figure with its own words: the text after it up to the next figure or the end
+    of its sentence ("380 € et 1 520 € en cas de sécheresse"); for a figure that ends its
+    sentence, the words before it, from the previous figure or the sentence's start ("Le
+    délai d'attente de cette garantie est de 6 mois.")."""
     found = figures(text)
     out = []
     for index, figure in enumerate(found):
         end = found[index + 1].start if index + 1 < len(found) else len(text)
-        out.append((figure, text[figure.end:end]))
+        stop = _SENTENCE_END.search(text, figure.end, end)
+        after = text[figure.end:stop.start() if stop else end]
+        if not stop or _terms(after):
+            out.append((figure, after))
+            continue
+        start = found[index - 1].end if index else 0
+        starts = [m.end() for m in _SENTENCE_END.finditer(text, start, figure.start)]
+        out.append((figure, text[(starts[-1] if starts else start):figure.start]))
     return out
 
 
@@ -166,7 +179,9 @@ def entity_values(display: str, raw: str, question: str, claim: Figure) -> list[
     asked = _terms(question)
     own = {id(f): _terms(words) & asked for f, words in candidates}
     shared = set.intersection(*own.values()) if own else set()
-    specific = [f for f, _ in candidates if own[id(f)] - shared]
+    # the figures whose own words name most of what the question asks beyond what all share
+    most = max(len(own[id(f)] - shared) for f, _ in candidates)
+    specific = [f for f, _ in candidates if most and len(own[id(f)] - shared) == most]
     return specific or [f for f, _ in candidates]
 
 
@@ -264,6 +279,60 @@ def name_premises(question: str, context: list[str], sub_question: int | None = 
     return premises
 
 
+# "Le vol est-il couvert … ?", "suis-je remboursé ?": a yes/no question whether something is covered
+_COVER_ASKED = re.compile(r"\b(?:couverte?s?|incluse?s?|prise?s? en charge|rembours\w*|garantie?s?|jouer|indemnis\w*)\b",
+                          re.IGNORECASE)
+_INVERTED_ANY = re.compile(r"\b\w+-(?:t-)?(?:je|tu|il|elle|ils|elles|on|nous|vous)\b", re.IGNORECASE)
+# what a source says of a guarantee that is not in the base contract
+_SCOPE_WORDS = ("base", "garantie", "garanties", "contrat", "option", "formule", "niveau", "pack", "module")
+_NOT_INCLUDED = re.compile(r"\bnon souscrite?s?\b|\ben option\b|\boptionnel(?:le)?s?\b", re.IGNORECASE)
+
+
+def _cover_question(question: str) -> str | None:
+    """The sentence of a yes/no question asking whether something is covered, or None."""
+    sentences = [x for x in re.split(r"(?<=[.!?:])\s+", question or "") if x.strip()]
+    last = sentences[-1].strip() if sentences else ""
+    asked = _EST_CE_QUE.sub(" ", last)
+    yes_no = last.endswith("?") and (_INVERTED_ANY.search(last) or asked != last) and not _ASKING.search(asked)
+    return last if yes_no and _COVER_ASKED.search(last) else None
+
+
+def inclusion_premises(question: str, units: list, name_of, idf, sub_question: int | None = None) -> list[Premise]:
+    """A yes/no question whether a guarantee is covered takes it for granted that the
+    contract includes it: when the passage naming it (a list item read with its lead-in,
+    a table row with its header) says it is an option or not subscribed ("LES GARANTIES
+    OPTIONNELLES - Vol - Bris de glace", "Non souscrite ; Extension n°2 ; Cure thermale"),
+    the answer says so first. The guarantee is the asking sentence's rarest term (`idf`),
+    `units`: the extractive answerer's units of the retrieved parents, in reading order;
+    `name_of`: a source id's citation name."""
+    from rag_assets.retrieve.query import analyze, content_terms
+
+    sentence = _cover_question(question)
+    if not sentence:
+        return []
+    scope = set(analyze(" ".join(_SCOPE_WORDS)))  # "dans les garanties de base", "en formule 2": where, not what
+    terms = [t for t in content_terms(_COVER_ASKED.sub(" ", sentence)) if not t.isdigit() and t not in scope]
+    if not terms:
+        return []
+    subject = max(terms, key=idf)
+    for index, unit in enumerate(units):
+        if subject not in analyze(unit.text):
+            continue
+        table = unit.source_id != unit.section_id
+        # a list item is read with its lead-in (the sentence before it), a table row with its header
+        lead = units[index - 1] if index and not table and units[index - 1].source_id == unit.source_id else None
+        header = unit.context.split("\n")[-1] if table else ""
+        marker = _NOT_INCLUDED.search(" ".join([lead.text if lead else "", unit.text, header]))
+        if not marker:
+            continue
+        name = name_of(unit.source_id)
+        shown = " ".join(((lead.display + " ") if lead else "") .split() + unit.display.split())
+        message = (f"La question suppose cette garantie comprise ; la source la dit « {marker.group(0).lower()} » : "
+                   f"« {shown[:240]} » ({name}).")
+        return [Premise("guarantee-not-included", sentence, [unit.display], unit.source_id, name, sub_question, message)]
+    return []
+
+
 def premise_reasons(paragraph, premises: list[Premise]) -> list[str]:
     """A paragraph that gives the question's contradicted figure as the answer, without
     the value the source gives, repeats the false premise: a reason to withhold it."""
@@ -329,4 +398,7 @@ def check_premises(question: str, subs, registry, extractive, asked: str = "") -
             premises += figure_premises(sub.text, answering, context, index, claims=own)
         first = answering[0][:2] if answering else (None, None)
         premises += name_premises(sub.text, sub_context, index, source=first)
+        allowed = set(sub.parent_ids)
+        premises += inclusion_premises(sub.text, [u for u in units if registry[u.section_id].parent_id in allowed],
+                                       lambda source_id: registry[source_id].name, extractive.weights.idf, index)
     return premises, answer_texts

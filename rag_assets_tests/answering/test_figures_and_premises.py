@@ -3,8 +3,9 @@ set the scene), and false premises found against source texts: plain functions, 
 
 import pytest
 
-from rag_assets.answering.figures import figures, same_figure
-from rag_assets.answering.premises import asserted_figures, figure_premises, name_premises
+from rag_assets.answering.extractive import Unit
+from rag_assets.answering.figures import DURATION, MONEY, PERCENT, figures, same_figure, wanted_kinds
+from rag_assets.answering.premises import asserted_figures, figure_premises, inclusion_premises, name_premises
 
 
 def one(text: str):
@@ -77,3 +78,53 @@ def test_a_value_the_source_writes_twice_is_given_once():
     [premise] = figure_premises("Le SCR est-il calibré à 99,9 % ?", [("S3", "Lien avec le SCR", passage, passage)],
                                 [passage])
     assert premise.found == ["99,5 %"] and premise.message.count("99,5 %") == 1
+
+
+def test_the_figure_a_sentence_gives_for_what_is_asked_is_the_one_compared():
+    # "6 mois" ends its sentence: its own words are those before it, not the next sentence's
+    passage = ("Le délai d'attente de cette garantie est de 6 mois. Elle prévoit aussi des indemnités pour un "
+               "nouveau-né de moins d'un mois après le départ de la mère.")
+    [premise] = figure_premises("On m'a dit que le capital jouait après 3 mois de délai d'attente. C'est exact ?",
+                                [("S1", "Notice", passage, passage)], [passage])
+    assert premise.found == ["6 mois"]  # absent from the sources, and the value they give
+    # two values in one sentence: the one whose own words name what the question asks
+    listing = "la franchise s'élève à 380 € et 1 520 € en cas d'événement sécheresse."
+    [premise] = figure_premises("Fissures dues à la sécheresse : la franchise sera de 380 €, c'est bien ça ?",
+                                [("S2", "Annexe", listing, listing)], [listing])
+    assert premise.found == ["1 520 €"]
+
+
+@pytest.mark.parametrize("question, kinds", [
+    ("Jusqu'à combien suis-je couvert ?", {MONEY}),
+    ("Dans quel délai dois-je déclarer le sinistre ?", {DURATION}),
+    ("Combien de jours ai-je pour renoncer ?", {DURATION}),
+    ("Quel taux de remboursement pour les lunettes ?", {PERCENT, MONEY}),
+    ("Qui peut souscrire ce contrat ?", set()),
+])
+def test_the_kind_of_figure_a_question_asks_for(question, kinds):
+    assert wanted_kinds(question) == kinds
+
+
+def _unit(text: str, source_id: str = "S1", context: str = "Multirisque habitation") -> Unit:
+    return Unit(source_id, "S1", "d1", text, text, context, "fr")
+
+
+def test_a_guarantee_the_source_lists_as_optional_is_flagged():
+    units = [_unit("LES GARANTIES DE BASE"), _unit("- Incendie - Dégât des eaux"),
+             _unit("LES GARANTIES OPTIONNELLES"), _unit("- Vol - Bris de glace - Dommage électrique")]
+    question = "Je suis locataire chez Mila. Le vol est-il couvert dans les garanties de base ?"
+    [premise] = inclusion_premises(question, units, lambda s: "IPID Mila", lambda term: 1.0)
+    assert premise.kind == "guarantee-not-included" and premise.source_id == "S1"
+    assert "optionnelles" in premise.message and "Vol" in premise.message and "IPID Mila" in premise.message
+    # a guarantee of the base list, a question that asks for a figure: no premise
+    assert inclusion_premises("L'incendie est-il couvert dans les garanties de base ?", units, str, lambda t: 1.0) == []
+    assert inclusion_premises("Quel plafond pour le vol ?", units, str, lambda t: 1.0) == []
+
+
+def test_a_table_row_not_subscribed_is_flagged_with_its_header():
+    header = "| DISTRIBUTION | ARTICLE | GARANTIES |"
+    row = _unit("| Non souscrite | Extension n°2 | Cure thermale |", "S1-T1", f"Notice\n\n{header}")
+    row.display = "DISTRIBUTION : Non souscrite ; ARTICLE : Extension n°2 ; GARANTIES : Cure thermale."
+    [premise] = inclusion_premises("Si j'annule ma cure thermale, suis-je remboursé ?", [row], lambda s: "Tableau 1",
+                                   lambda term: {"cur": 3.0}.get(term, 1.0))
+    assert "non souscrite" in premise.message and premise.source_id == "S1-T1"

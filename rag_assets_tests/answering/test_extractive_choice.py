@@ -1,0 +1,49 @@
+"""How the offline answerer chooses what it shows (sample corpus, real store): parents in
+the hybrid order, sentences ranked with the parent's rank as a prior, labels that repeat
+the question and passages of a sibling code pushed down, the figure the question asks for
+preferred."""
+
+from __future__ import annotations
+
+from rag_assets.answering.extractive import ExtractiveAnswerer, Unit
+from rag_assets.answering.retrieval import Retriever
+
+
+def _unit(text: str, context: str = "Contrat Habitation Multirisque") -> Unit:
+    return Unit("S1", "S1", "d1", text, text, context, "fr")
+
+
+def test_without_a_reranker_the_parents_keep_the_hybrid_order(kb):
+    question = "Quelle est la franchise pour une inondation en zone A ?"
+    retrieved = Retriever(kb).retrieve(question, 3)
+    order = [h.parent_id for h in kb.hits(kb.retrieve(question), 10)]
+    kept = retrieved.sub.parent_ids
+    assert kept and kept == sorted(kept, key=order.index) and kept[0] == order[0]
+
+
+def test_a_label_that_repeats_the_question_ranks_below_the_sentence_that_answers(kb):
+    answerer = ExtractiveAnswerer(kb)
+    question = "Quelle est la franchise inondation ?"
+    label = answerer.score(question, _unit("Franchise inondation"))
+    sentence = answerer.score(question, _unit("La franchise inondation est fixée par le tableau des franchises."))
+    assert sentence > label
+
+
+def test_a_figure_of_the_kind_asked_is_preferred(kb):
+    answerer = ExtractiveAnswerer(kb)
+    question = "Quel est le délai de déclaration du sinistre ?"
+    duration = answerer.score(question, _unit("Le sinistre est déclaré dans un délai de cinq jours ouvrés."))
+    money = answerer.score(question, _unit("Le sinistre est déclaré dans un délai fixé, 150 € au plus."))
+    assert duration > money
+
+
+def test_a_passage_under_a_sibling_code_is_pushed_down_only_when_the_asked_one_is_present(kb):
+    answerer = ExtractiveAnswerer(kb)
+    question = "Quel est le plafond en formule PJ2 ?"
+    pj1 = _unit("Le plafond est de 20 000 € par litige.", "Protection juridique\nFormule PJ1")
+    pj2 = _unit("Le plafond est de 50 000 € par litige.", "Protection juridique\nFormule PJ2")
+    assert answerer.score(question, pj2, present={"PJ1", "PJ2"}) > answerer.score(question, pj1, present={"PJ1", "PJ2"})
+    both = "Quel est le plafond en formule PJ2 pour un bien en zone A ?"  # a qualified id beside the code
+    assert answerer.score(both, pj1, present={"PJ1", "PJ2"}) < answerer.score(both, pj1)
+    # a code no passage names (a premise to flag) does not push the others below the bar
+    assert answerer.score(question, pj1, present={"PJ1"}) == answerer.score(question, pj1)
