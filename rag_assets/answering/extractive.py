@@ -141,11 +141,16 @@ class ExtractiveAnswerer:
             self._terms[key] = set(analyze(text, language))
         return self._terms[key]
 
-    def score(self, question: str, unit: Unit, targeted: bool = True, present: set[str] | None = None) -> float:
-        """`present`: the codes the candidate passages name (text or headings)."""
+    def score(self, question: str, unit: Unit, targeted: bool = True, present: set[str] | None = None,
+              naming: set[str] | frozenset[str] = frozenset()) -> float:
+        """`present`: the codes the candidate passages name (text or headings); `naming`: the
+        question's terms that chose the documents searched, counted as found in every unit:
+        "Mila" written in a sentence of Mila's policy does not make it the answer (its
+        letterhead would win), and crediting them keeps the sentence bar's scale."""
         terms = content_terms(question, unit.language)
         own = self._analyzed(unit.text, unit.language)
-        score = self.weights.coverage(terms, own, unit.language, self._analyzed(unit.context, unit.language))
+        score = self.weights.coverage(terms, own | set(naming), unit.language,
+                                     self._analyzed(unit.context, unit.language))
         found = figures(unit.text)
         if not unit.text.rstrip().endswith((".", "!", "?")) and not any(_is_value(f) for f in found) \
                 and len({t for t in own - set(terms) if not t.isdigit()}) < LABEL_NOVEL_TERMS:
@@ -186,7 +191,7 @@ class ExtractiveAnswerer:
         # sentences covering the question alike, the one from the better-ranked parent
         rank = {parent_id: n for n, parent_id in enumerate(sub.parent_ids)}
         present = {c for u in candidates for c in codes(u.text) | codes(u.context)}
-        raw = {id(u): self.score(sub.text, u, targeted, present) for u in candidates}
+        raw = {id(u): self.score(sub.text, u, targeted, present, set(sub.scope_terms)) for u in candidates}
         scored = sorted(((raw[id(u)] * (1 - RANK_DISCOUNT * rank.get(registry[u.section_id].parent_id, 0)), u)
                          for u in candidates), key=lambda x: -x[0])
         # a sentence covers less of a long question than its section does: the bar follows

@@ -47,3 +47,22 @@ def test_a_passage_under_a_sibling_code_is_pushed_down_only_when_the_asked_one_i
     assert answerer.score(both, pj1, present={"PJ1", "PJ2"}) < answerer.score(both, pj1)
     # a code no passage names (a premise to flag) does not push the others below the bar
     assert answerer.score(question, pj1, present={"PJ1"}) == answerer.score(question, pj1)
+
+
+def test_the_terms_that_named_the_documents_are_recorded_with_the_sub_question(kb):
+    retrieved = Retriever(kb).retrieve("Dans le contrat de maintenance MX-200, quel est le délai d'intervention ?", 3)
+    assert set(retrieved.sub.scope_terms) == {"mainten", "mx", "200"}
+    assert Retriever(kb).retrieve("Quelle est la franchise inondation ?", 3).sub.scope_terms == []
+
+
+def test_a_sentence_naming_the_contract_does_not_win_by_its_name(kb):
+    # the terms that chose the documents are found in every unit of them: the letterhead
+    # repeating "MX-200" no longer beats the sentence that answers
+    answerer = ExtractiveAnswerer(kb)
+    question = "Contrat de maintenance MX-200 : quel est le délai d'intervention ?"
+    letterhead = _unit("Contrat de maintenance MX-200 conclu entre les parties.", "Contrat de maintenance MX-200")
+    answer = _unit("Le prestataire intervient dans un délai de quatre heures ouvrées.", "Contrat de maintenance MX-200")
+    naming = {"mainten", "mx", "200"}
+    assert answerer.score(question, answer, naming=naming) > answerer.score(question, letterhead, naming=naming)
+    # credited, not removed: a unit's score keeps its scale for the sentence bar
+    assert answerer.score(question, answer, naming=naming) >= answerer.score(question, answer)
