@@ -66,3 +66,20 @@ def test_a_sentence_naming_the_contract_does_not_win_by_its_name(kb):
     assert answerer.score(question, answer, naming=naming) > answerer.score(question, letterhead, naming=naming)
     # credited, not removed: a unit's score keeps its scale for the sentence bar
     assert answerer.score(question, answer, naming=naming) >= answerer.score(question, answer)
+
+
+def test_a_name_no_document_contains_is_refused_even_when_the_words_are_covered(kb):
+    # the policy's words are covered well; "Assurex" is in no document
+    retrieved = Retriever(kb).retrieve("Mon contrat habitation multirisque chez Assurex : quelle est la franchise "
+                                       "inondation en zone A, catastrophe naturelle ?", 3)
+    assert retrieved.sub.gate["unknown_names"] == ["Assurex"]
+    assert retrieved.sub.gate["coverage"] >= Retriever(kb).options.threshold
+    assert retrieved.sub.status == "no_source_found" and retrieved.hits == []
+
+
+def test_a_parent_whose_passages_cover_nothing_of_the_question_does_not_pass_the_gate(kb):
+    retriever = Retriever(kb)
+    gate = {"coverage": 0.7, "agreement_rank": 6, "agreement_coverage": 0.45, "agreement_child_coverage": 0.05,
+            "unknown_names": [], "terms": 12}
+    assert retriever._passes(gate) is None  # covered by its scope words and context only
+    assert retriever._passes({**gate, "agreement_child_coverage": 0.12}) == "coverage"
