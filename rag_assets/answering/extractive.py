@@ -192,6 +192,13 @@ class ExtractiveAnswerer:
         rank = {parent_id: n for n, parent_id in enumerate(sub.parent_ids)}
         present = {c for u in candidates for c in codes(u.text) | codes(u.context)}
         raw = {id(u): self.score(sub.text, u, targeted, present, set(sub.scope_terms)) for u in candidates}
+        # the same sentence in two documents (a notice and its sister product's) answers alike:
+        # the retrieval's order, which knows the document the question names, chooses, not
+        # the headings around each copy
+        best_copy: dict[str, float] = {}
+        for u in candidates:
+            best_copy[u.text] = max(best_copy.get(u.text, 0.0), raw[id(u)])
+        raw = {id(u): best_copy[u.text] for u in candidates}
         scored = sorted(((raw[id(u)] * (1 - RANK_DISCOUNT * rank.get(registry[u.section_id].parent_id, 0)), u)
                          for u in candidates), key=lambda x: -x[0])
         # a sentence covers less of a long question than its section does: the bar follows

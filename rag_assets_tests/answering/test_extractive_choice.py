@@ -83,3 +83,27 @@ def test_a_parent_whose_passages_cover_nothing_of_the_question_does_not_pass_the
             "unknown_names": [], "terms": 12}
     assert retriever._passes(gate) is None  # covered by its scope words and context only
     assert retriever._passes({**gate, "agreement_child_coverage": 0.12}) == "coverage"
+
+
+def test_the_same_sentence_in_two_parents_is_cited_from_the_better_ranked_one(kb):
+    # a sister product's notice repeats the sentence under headings that happen to share the
+    # question's words: the retrieval's order chooses the copy, not the headings
+    import dataclasses
+
+    from rag_assets.answering.citations import build_registry
+    from rag_assets.answering.extractive import units_of
+    from rag_assets.answering.model import SubQuestion
+
+    question = "Quelle est la franchise pour une inondation en zone A dans mon appartement ?"
+    first, second = [h.parent_id for h in kb.hits(kb.retrieve(question), 2)]
+    registry = build_registry(kb, [first, second])
+    units, _ = units_of(registry, kb)
+    answerer = ExtractiveAnswerer(kb)
+    sub = SubQuestion(text=question, parent_ids=[first, second], best_score=0.6)
+    best = max((u for u in units if registry[u.section_id].parent_id == first), key=lambda u: answerer.score(question, u))
+    other = next(u for u in units if registry[u.section_id].parent_id == second)
+    copy = dataclasses.replace(best, source_id=other.source_id, section_id=other.section_id,
+                               document_id=other.document_id, context=best.context + "\nAppartement")
+    assert answerer.score(question, copy) > answerer.score(question, best)
+    paragraphs = answerer.answer_sub_question(0, sub, [copy, *units], registry, targeted=True)
+    assert paragraphs and paragraphs[0].source_ids[0] == best.source_id
