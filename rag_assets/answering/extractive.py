@@ -181,6 +181,10 @@ class ExtractiveAnswerer:
             score += 0.05
         return score
 
+    def sentence_bar(self, sub: SubQuestion) -> float:
+        """The least a sentence's own score must be to answer `sub`."""
+        return min(self.min_score, SENTENCE_SHARE * sub.best_score) if sub.best_score else self.min_score
+
     def answer_sub_question(self, index: int, sub: SubQuestion, units: list[Unit], registry,
                             targeted: bool, max_units: int | None = None) -> list[Paragraph]:
         max_units = max_units or self.max_units
@@ -204,7 +208,7 @@ class ExtractiveAnswerer:
         # a sentence covers less of a long question than its section does: the bar follows
         # what the retrieval gate found (the section's coverage), never above min_score; it
         # is a sentence's own coverage, before the rank prior
-        min_score = min(self.min_score, SENTENCE_SHARE * sub.best_score) if sub.best_score else self.min_score
+        min_score = self.sentence_bar(sub)
         if not scored or max(raw.values()) < min_score:
             return []
         top = scored[0][0]
