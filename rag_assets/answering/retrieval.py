@@ -43,9 +43,9 @@ class RetrievalOptions:
     # the parent still covers this many of its terms' worth (0.3 up to 11 terms, 0.25 at 14)
     agreement_terms: float = 3.5
     keep_ratio: float = 0.6  # reranked: other parents kept when relevance >= keep_ratio * best (and >= 0.75 * threshold)
-    # no reranker: the hybrid order, parents covering >= this * best (0.5 dropped a leading
-    # evidence parent covering 0.49 of the best on golden-insurance dev; 0.3 let a dev
-    # out-of-corpus question find a sentence)
+    # no reranker: the hybrid order, parents covering >= this * best (golden-insurance dev,
+    # before the scope words counted: 0.5 dropped a leading evidence parent covering 0.49 of
+    # the best, 0.3 let an out-of-corpus question find a sentence; since, 0.3-0.5 tie)
     hybrid_keep_ratio: float = 0.4
     candidates: int = 10  # parents asked from the hybrid search per query
     reranker: object | None = None  # callable(question, hits) -> list[float]
