@@ -21,6 +21,7 @@ from rag_assets.retrieve.query import analyze, codes, content_terms, qualified_i
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[«\"(\[A-ZÀ-ÖØ-Þ0-9])|\n+")
 _NUMBER = re.compile(r"\d")
 _CODE_PREFIX = re.compile(r"([A-Z]*)")
+_ADDRESS = re.compile(r"\S+@\S+|https?://\S+|www\.\S+")  # e-mail and web addresses
 SUPERSEDED_LEAD = "Disposition antérieure, remplacée par la source ci-dessus :"
 
 
@@ -148,11 +149,12 @@ class ExtractiveAnswerer:
         "Mila" written in a sentence of Mila's policy does not make it the answer (its
         letterhead would win), and crediting them keeps the sentence bar's scale."""
         terms = content_terms(question, unit.language)
-        own = self._analyzed(unit.text, unit.language)
+        text = _ADDRESS.sub(" ", unit.text)  # "reclamation.sam.loisirs@…" names a mailbox, not the subject
+        own = self._analyzed(text, unit.language)
         score = self.weights.coverage(terms, own | set(naming), unit.language,
                                      self._analyzed(unit.context, unit.language))
-        found = figures(unit.text)
-        if not unit.text.rstrip().endswith((".", "!", "?")) and not any(_is_value(f) for f in found) \
+        found = figures(text)
+        if not text.rstrip().endswith((".", "!", "?")) and not any(_is_value(f) for f in found) \
                 and len({t for t in own - set(terms) if not t.isdigit()}) < LABEL_NOVEL_TERMS:
             # a label, heading or header row that repeats the question ("Garantie Décès",
             # "Niveau 1 Niveau 2 … Niveau 6") answers nothing; a sentence or a value does
@@ -162,7 +164,7 @@ class ExtractiveAnswerer:
             score += WANTED_FIGURE_BONUS  # "combien", "quel délai": a sentence with the amount or duration asked
         qualified = qualified_ids(question)
         if qualified:
-            named = qualified_ids(unit.text)
+            named = qualified_ids(text)
             for noun, code in qualified:
                 if (noun, code) in named:
                     score += 0.25
@@ -171,13 +173,13 @@ class ExtractiveAnswerer:
         for code in codes(question) & (present or set()):
             # "formule PJ2": the passage under the PJ2 heading answers, not the PJ1 one (a
             # code no passage names is a premise to flag, not a reason to answer nothing)
-            where = codes(unit.text) | codes(unit.context)
+            where = codes(text) | codes(unit.context)
             prefix = _CODE_PREFIX.match(code).group(1)
             if code in where:
                 score += 0.1
             elif any(_CODE_PREFIX.match(c).group(1) == prefix for c in where):
                 score *= 0.5
-        if targeted and _NUMBER.search(unit.text):
+        if targeted and _NUMBER.search(text):
             score += 0.05
         return score
 

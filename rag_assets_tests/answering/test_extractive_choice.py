@@ -107,3 +107,11 @@ def test_the_same_sentence_in_two_parents_is_cited_from_the_better_ranked_one(kb
     assert answerer.score(question, copy) > answerer.score(question, best)
     paragraphs = answerer.answer_sub_question(0, sub, [copy, *units], registry, targeted=True)
     assert paragraphs and paragraphs[0].source_ids[0] == best.source_id
+
+
+def test_words_inside_an_e_mail_or_web_address_do_not_count(kb):
+    answerer = ExtractiveAnswerer(kb)
+    question = "Inondation en zone A : quelle franchise ?"
+    contact = _unit("Réclamations : franchise.inondation.zone@assureur.example ou https://inondation.example/zone.")
+    plain = _unit("Réclamations : écrivez au service clients.")
+    assert answerer.score(question, contact) == answerer.score(question, plain)
