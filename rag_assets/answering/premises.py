@@ -374,6 +374,21 @@ def absence_premises(question: str, units: list, thesaurus, score, bar: float, n
     return [Premise("none-such", label, [unit.display], unit.source_id, name, sub_question, message)]
 
 
+def none_such_first(paragraphs: list, premises: list[Premise]) -> list:
+    """The extractive answer: the passage saying there is none of what is asked ("Cette
+    garantie n'a pas de délai d'attente") answers "quel est le délai de carence ?", so it is
+    shown first, cited, unless a paragraph already gives it."""
+    from rag_assets.answering.model import Paragraph
+
+    out = list(paragraphs)
+    for premise in premises:
+        if premise.kind == "none-such" and premise.sub_question is not None and premise.found and not any(
+                premise.source_id in p.source_ids and premise.found[0] in p.text for p in out):
+            out.insert(0, Paragraph(text=premise.found[0], source_ids=[premise.source_id],
+                                    sub_question=premise.sub_question))
+    return out
+
+
 def premise_reasons(paragraph, premises: list[Premise]) -> list[str]:
     """A paragraph that gives the question's contradicted figure as the answer, without
     the value the source gives, repeats the false premise: a reason to withhold it."""

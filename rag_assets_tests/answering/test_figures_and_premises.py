@@ -148,3 +148,19 @@ def test_a_waiting_period_the_source_says_there_is_none_of_is_flagged_under_its_
                    _unit("Aucune franchise n'est appliquée en cas de tentative de vol déjouée.")]
     assert absence_premises(question, conditional, thesaurus, lambda unit: 0.5, 0.3, str) == []
     assert absence_premises("Quelle franchise pour un vol ?", conditional, thesaurus, lambda unit: 0.5, 0.3, str) == []
+
+
+def test_the_passage_saying_there_is_none_leads_the_extractive_answer():
+    from rag_assets.answering.model import Paragraph
+    from rag_assets.answering.premises import Premise, none_such_first
+
+    none = "Cette garantie n'a pas de délai d'attente : vous êtes couvert dès la date d'effet."
+    premise = Premise("none-such", "délai de carence", [none], "S7", "Notice", 0, "…")
+    other = Paragraph(text="Le capital est versé au bénéficiaire.", source_ids=["S2"], sub_question=0)
+    first, second = none_such_first([other], [premise])
+    assert (first.text, first.source_ids, first.sub_question) == (none, ["S7"], 0) and second is other
+    already = Paragraph(text=none, source_ids=["S7"], sub_question=0)
+    assert none_such_first([already], [premise]) == [already]
+    # other kinds of premise are said in the notes, not added as paragraphs
+    figure = Premise("figure-contradicted", "250 €", ["125 €"], "S3", "Tableau", 0, "…")
+    assert none_such_first([other], [figure]) == [other]
