@@ -24,7 +24,7 @@ from rag_assets.answering.router import route_by_rules
 from rag_assets.answering.citations import build_registry
 from rag_assets.language import detect_language as language_of
 from rag_assets.answering.verification import verify
-from rag_assets.answering.premises import check_premises, premise_reasons, prompt_note
+from rag_assets.answering.premises import check_premises, none_such_first, premise_reasons, prompt_note
 from rag_assets.answering.withholding import withhold
 
 
@@ -147,6 +147,7 @@ def _answer_from_sources(kb, answer: Answer, route, user_groups, llm, options: A
         # each sub-question answered without the figures it asserts (premises above)
         asked = [dataclasses.replace(s, text=answer_texts[i]) if i in answer_texts else s for i, s in enumerate(subs)]
         paragraphs, missing, extractive_alerts = extractive.answer(asked, registry, route.intent)
+        paragraphs = none_such_first(paragraphs, premises)
         for sub, used in zip(subs, asked):
             sub.status = used.status
         original = {used.text: sub.text for sub, used in zip(subs, asked)}

@@ -21,6 +21,7 @@ from rag_assets.retrieve.query import analyze, codes, content_terms, qualified_i
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[«\"(\[A-ZÀ-ÖØ-Þ0-9])|\n+")
 _NUMBER = re.compile(r"\d")
 _CODE_PREFIX = re.compile(r"([A-Z]*)")
+_ADDRESS = re.compile(r"\S+@\S+|https?://\S+|www\.\S+")  # e-mail and web addresses
 SUPERSEDED_LEAD = "Disposition antérieure, remplacée par la source ci-dessus :"
 
 
@@ -122,7 +123,7 @@ SENTENCE_SHARE = 0.4  # of the best section's coverage, the least a sentence mus
 LABEL_NOVEL_TERMS = 2  # a unit with fewer terms than this beyond the question's is a label
 LABEL_FACTOR = 0.5
 WANTED_FIGURE_BONUS = 0.1  # a unit holding a figure of the kind the question asks for
-RANK_DISCOUNT = 0.1  # a unit's score shrinks by this share per rank of its parent (best parent first)
+RANK_DISCOUNT = 0.05  # a unit's score shrinks by this share per rank of its parent (golden-insurance dev: 0.05 > 0.1 > 0)
 
 
 class ExtractiveAnswerer:
@@ -141,13 +142,19 @@ class ExtractiveAnswerer:
             self._terms[key] = set(analyze(text, language))
         return self._terms[key]
 
-    def score(self, question: str, unit: Unit, targeted: bool = True, present: set[str] | None = None) -> float:
-        """`present`: the codes the candidate passages name (text or headings)."""
+    def score(self, question: str, unit: Unit, targeted: bool = True, present: set[str] | None = None,
+              naming: set[str] | frozenset[str] = frozenset()) -> float:
+        """`present`: the codes the candidate passages name (text or headings); `naming`: the
+        question's terms that chose the documents searched, counted as found in every unit:
+        "Mila" written in a sentence of Mila's policy does not make it the answer (its
+        letterhead would win), and crediting them keeps the sentence bar's scale."""
         terms = content_terms(question, unit.language)
-        own = self._analyzed(unit.text, unit.language)
-        score = self.weights.coverage(terms, own, unit.language, self._analyzed(unit.context, unit.language))
-        found = figures(unit.text)
-        if not unit.text.rstrip().endswith((".", "!", "?")) and not any(_is_value(f) for f in found) \
+        text = _ADDRESS.sub(" ", unit.text)  # "reclamation.sam.loisirs@…" names a mailbox, not the subject
+        own = self._analyzed(text, unit.language)
+        score = self.weights.coverage(terms, own | set(naming), unit.language,
+                                     self._analyzed(unit.context, unit.language))
+        found = figures(text)
+        if not text.rstrip().endswith((".", "!", "?")) and not any(_is_value(f) for f in found) \
                 and len({t for t in own - set(terms) if not t.isdigit()}) < LABEL_NOVEL_TERMS:
             # a label, heading or header row that repeats the question ("Garantie Décès",
             # "Niveau 1 Niveau 2 … Niveau 6") answers nothing; a sentence or a value does
@@ -157,7 +164,7 @@ class ExtractiveAnswerer:
             score += WANTED_FIGURE_BONUS  # "combien", "quel délai": a sentence with the amount or duration asked
         qualified = qualified_ids(question)
         if qualified:
-            named = qualified_ids(unit.text)
+            named = qualified_ids(text)
             for noun, code in qualified:
                 if (noun, code) in named:
                     score += 0.25
@@ -166,15 +173,19 @@ class ExtractiveAnswerer:
         for code in codes(question) & (present or set()):
             # "formule PJ2": the passage under the PJ2 heading answers, not the PJ1 one (a
             # code no passage names is a premise to flag, not a reason to answer nothing)
-            where = codes(unit.text) | codes(unit.context)
+            where = codes(text) | codes(unit.context)
             prefix = _CODE_PREFIX.match(code).group(1)
             if code in where:
                 score += 0.1
             elif any(_CODE_PREFIX.match(c).group(1) == prefix for c in where):
                 score *= 0.5
-        if targeted and _NUMBER.search(unit.text):
+        if targeted and _NUMBER.search(text):
             score += 0.05
         return score
+
+    def sentence_bar(self, sub: SubQuestion) -> float:
+        """The least a sentence's own score must be to answer `sub`."""
+        return min(self.min_score, SENTENCE_SHARE * sub.best_score) if sub.best_score else self.min_score
 
     def answer_sub_question(self, index: int, sub: SubQuestion, units: list[Unit], registry,
                             targeted: bool, max_units: int | None = None) -> list[Paragraph]:
@@ -186,13 +197,20 @@ class ExtractiveAnswerer:
         # sentences covering the question alike, the one from the better-ranked parent
         rank = {parent_id: n for n, parent_id in enumerate(sub.parent_ids)}
         present = {c for u in candidates for c in codes(u.text) | codes(u.context)}
-        raw = {id(u): self.score(sub.text, u, targeted, present) for u in candidates}
+        raw = {id(u): self.score(sub.text, u, targeted, present, set(sub.scope_terms)) for u in candidates}
+        # the same sentence in two documents (a notice and its sister product's) answers alike:
+        # the retrieval's order, which knows the document the question names, chooses, not
+        # the headings around each copy
+        best_copy: dict[str, float] = {}
+        for u in candidates:
+            best_copy[u.text] = max(best_copy.get(u.text, 0.0), raw[id(u)])
+        raw = {id(u): best_copy[u.text] for u in candidates}
         scored = sorted(((raw[id(u)] * (1 - RANK_DISCOUNT * rank.get(registry[u.section_id].parent_id, 0)), u)
                          for u in candidates), key=lambda x: -x[0])
         # a sentence covers less of a long question than its section does: the bar follows
         # what the retrieval gate found (the section's coverage), never above min_score; it
         # is a sentence's own coverage, before the rank prior
-        min_score = min(self.min_score, SENTENCE_SHARE * sub.best_score) if sub.best_score else self.min_score
+        min_score = self.sentence_bar(sub)
         if not scored or max(raw.values()) < min_score:
             return []
         top = scored[0][0]

@@ -68,6 +68,9 @@ class SubQuestion:
     parent_ids: list[str] = field(default_factory=list)
     scores: dict[str, float] = field(default_factory=dict)  # parent_id -> relevance
     gate: dict = field(default_factory=dict)  # the evidence the relevance gate decided on
+    # question terms that chose the documents searched ("maif", "raqvam"): they say which
+    # document, not which passage of it answers
+    scope_terms: list[str] = field(default_factory=list)
 
 
 @dataclass

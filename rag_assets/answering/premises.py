@@ -15,6 +15,8 @@ priority…) that the question takes for granted and the retrieved sources contr
   whose own words match the question ("380 € et 1520 € en cas de sécheresse").
 * A **named variant** ("formule Initiale", "priorité P4") is absent when the sources
   name other variants of the same kind (P1, P2, P3; Essentiel, Différence…) but never it.
+* A **thing asked about that the source says there is none of**, under any of its thesaurus
+  names ("Quel est le délai de carence ?" — "Cette garantie n'a pas de délai d'attente").
 
 The answer says so first, citing the source that gives the right value (`Premise`),
 in every mode: the extractive answerer, the model's prompt (`prompt_note`) and the check
@@ -57,7 +59,7 @@ _LIST_SEPARATOR = re.compile(r"\s*(?:,|\bet\b|\bou\b|/|;)\s*")
 
 @dataclass
 class Premise:
-    kind: str  # figure-absent | figure-contradicted | name-absent | guarantee-not-included
+    kind: str  # figure-absent | figure-contradicted | name-absent | guarantee-not-included | none-such
     claim: str  # what the question states: "250 €", "formule Initiale"
     found: list[str] = field(default_factory=list)  # what the sources give instead
     source_id: str | None = None  # the source that gives it
@@ -333,6 +335,60 @@ def inclusion_premises(question: str, units: list, name_of, idf, sub_question: i
     return []
 
 
+# "n'a pas de délai d'attente", "ne prévoit pas de franchise": a passage saying there is none
+# ("sans délai de carence dès lors que…", "aucune franchise … en cas de…" are conditions, not matched)
+_NONE_OF = r"(?:\bn['’](?:a|ont|y a)\s+pas|\bne (?:comporte|prévoit|prevoit) pas|\bil n['’]existe pas)\s+(?:de|d['’])\s*"
+
+
+def _label_pattern(label: str) -> str:
+    words = _fold(label).replace("’", "'").split()
+    return r"\s+".join(re.escape(w).replace("'", "['’]") + r"s?" for w in words)
+
+
+def absence_premises(question: str, units: list, thesaurus, score, bar: float, name_of,
+                     sub_question: int | None = None) -> list[Premise]:
+    """A question asking about something ("Quel est le délai de carence ?", "Y a-t-il une
+    franchise ?") takes it for granted: when a passage about what is asked says there is
+    none of it, under any of its thesaurus names ("Cette garantie n'a pas de délai
+    d'attente"), the answer says so first. The thing is a concept the asking sentence
+    names; the passage must cover the question as well as an answer would (`score`, `bar`)."""
+    sentences = [x for x in re.split(r"(?<=[.!?:])\s+", question or "") if x.strip()]
+    asking = sentences[-1] if sentences else ""
+    found = []
+    for entry in thesaurus.recognise(asking):
+        concept = thesaurus.concepts.get(entry["id"])
+        if concept is None:
+            continue
+        labels = sorted({label for _, language, label in concept.all_labels() if language == "fr"}, key=len,
+                        reverse=True)
+        pattern = re.compile(_NONE_OF + "(?:" + "|".join(_label_pattern(l) for l in labels) + r")\b")
+        for unit in units:
+            if pattern.search(_fold(unit.text)):
+                found.append((score(unit), entry["label"], unit))
+    found = [f for f in found if f[0] >= bar]
+    if not found:
+        return []
+    _, label, unit = max(found, key=lambda f: f[0])
+    name = name_of(unit.source_id)
+    message = f"La question suppose « {label} » ; la source dit : « {unit.display[:240]} » ({name})."
+    return [Premise("none-such", label, [unit.display], unit.source_id, name, sub_question, message)]
+
+
+def none_such_first(paragraphs: list, premises: list[Premise]) -> list:
+    """The extractive answer: the passage saying there is none of what is asked ("Cette
+    garantie n'a pas de délai d'attente") answers "quel est le délai de carence ?", so it is
+    shown first, cited, unless a paragraph already gives it."""
+    from rag_assets.answering.model import Paragraph
+
+    out = list(paragraphs)
+    for premise in premises:
+        if premise.kind == "none-such" and premise.sub_question is not None and premise.found and not any(
+                premise.source_id in p.source_ids and premise.found[0] in p.text for p in out):
+            out.insert(0, Paragraph(text=premise.found[0], source_ids=[premise.source_id],
+                                    sub_question=premise.sub_question))
+    return out
+
+
 def premise_reasons(paragraph, premises: list[Premise]) -> list[str]:
     """A paragraph that gives the question's contradicted figure as the answer, without
     the value the source gives, repeats the false premise: a reason to withhold it."""
@@ -371,6 +427,7 @@ def check_premises(question: str, subs, registry, extractive, asked: str = "") -
 
     from rag_assets.answering.extractive import units_of
     from rag_assets.answering.model import NO_SOURCE
+    from rag_assets.retrieve.thesaurus import load_thesaurus
 
     claims = asserted_figures(question)
     # what the reader wrote counts too: a model's rewrite may drop the figure or its "c'est bien ça ?"
@@ -399,6 +456,11 @@ def check_premises(question: str, subs, registry, extractive, asked: str = "") -
         first = answering[0][:2] if answering else (None, None)
         premises += name_premises(sub.text, sub_context, index, source=first)
         allowed = set(sub.parent_ids)
-        premises += inclusion_premises(sub.text, [u for u in units if registry[u.section_id].parent_id in allowed],
-                                       lambda source_id: registry[source_id].name, extractive.weights.idf, index)
+        own_units = [u for u in units if registry[u.section_id].parent_id in allowed]
+        premises += inclusion_premises(sub.text, own_units, lambda source_id: registry[source_id].name,
+                                       extractive.weights.idf, index)
+        naming = set(sub.scope_terms)
+        premises += absence_premises(text, own_units, load_thesaurus(),
+                                     lambda unit: extractive.score(text, unit, naming=naming),
+                                     extractive.sentence_bar(sub), lambda source_id: registry[source_id].name, index)
     return premises, answer_texts

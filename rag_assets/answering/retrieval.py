@@ -6,7 +6,9 @@ RRF scores only rank; they say nothing about whether anything relevant was found
 relevance of a parent is the IDF-weighted share of the question's terms present in it
 (title, headings and text, analysed like the lexical index): a question about the
 capital of Australia covers none of "australie", which the corpus never saw and which
-therefore weighs the most. With a reranker (`kb.rerank(question, hits)` returning
+therefore weighs the most. The terms that chose the documents searched (the scope: "APICIL",
+"TNS", "IPID", often only in a file name) count as present in their parents: they were
+found, in the document's identity. With a reranker (`kb.rerank(question, hits)` returning
 scores in [0, 1], or `options.reranker`), its score is the relevance.
 """
 
@@ -27,6 +29,11 @@ from rag_assets.retrieve.limits import QueryRefused
 @dataclass
 class RetrievalOptions:
     threshold: float = 0.5  # minimum relevance of the best parent
+    # either way, the parent both engines agree on best must have a passage (child) covering
+    # at least this share of the question: out-of-corpus questions on a named insurer
+    # ("mon chien chez MAIF", "en PNO chez Mila") cover a section by its scope words only
+    # (golden-insurance dev: 0.05 out of corpus, 0.10 the lowest answerable)
+    min_child_coverage: float = 0.08
     # ... or, for long questions whose circumstances no section holds: a parent both engines
     # rank in their top `agreement_rank`, covering at least `agreement_threshold`, and no
     # name in the question that no document contains ("chez Groupama")
@@ -36,7 +43,10 @@ class RetrievalOptions:
     # the parent still covers this many of its terms' worth (0.3 up to 11 terms, 0.25 at 14)
     agreement_terms: float = 3.5
     keep_ratio: float = 0.6  # reranked: other parents kept when relevance >= keep_ratio * best (and >= 0.75 * threshold)
-    hybrid_keep_ratio: float = 0.5  # no reranker: the hybrid order, parents covering >= this * best
+    # no reranker: the hybrid order, parents covering >= this * best (golden-insurance dev,
+    # before the scope words counted: 0.5 dropped a leading evidence parent covering 0.49 of
+    # the best, 0.3 let an out-of-corpus question find a sentence; since, 0.3-0.5 tie)
+    hybrid_keep_ratio: float = 0.4
     candidates: int = 10  # parents asked from the hybrid search per query
     reranker: object | None = None  # callable(question, hits) -> list[float]
     rerank_threshold: float = 0.3
@@ -69,6 +79,8 @@ class Retriever:
         self.llm_results: list = []
         self._terms_cache: dict[tuple[str, str], set[str]] = {}
         self._unknown_names: tuple[str, ...] = ()  # names of the last question no document contains
+        self._scope_terms: tuple[str, ...] = ()  # terms of the last question that chose its documents
+        self._naming: frozenset[str] = frozenset()  # those of the question being retrieved
 
     # ---------------------------------------------------------------- scoring
     def _language(self, document_id: str, text: str) -> str:
@@ -88,7 +100,7 @@ class Retriever:
     def relevance(self, question: str, hit) -> float:
         language = self._language(hit.document_id, hit.text)
         terms = content_terms(question, language)
-        return self.weights.coverage(terms, self._parent_terms(hit.parent_id, language), language)
+        return self.weights.coverage(terms, self._parent_terms(hit.parent_id, language) | self._naming, language)
 
     def _scores(self, question: str, hits: list) -> list[float]:
         reranker = self.options.reranker or getattr(self.kb, "rerank", None)
@@ -116,6 +128,7 @@ class Retriever:
             self.alerts.append(f"Recherche refusée ({exc}).")
             return []
         self._unknown_names = trace.scope.unknown_names
+        self._scope_terms = trace.scope.terms
         scope = trace.scope.describe({d: self.kb.document(d).get("title") or d for d in trace.scope.document_ids})
         if scope and scope not in self.scopes:
             self.scopes.append(scope)  # the answer says which documents the question was limited to
@@ -176,6 +189,10 @@ class Retriever:
 
     def _passes(self, gate: dict) -> str | None:
         """Why the gate lets the sub-question through ("coverage", "agreement"), or None."""
+        if gate["unknown_names"]:
+            return None  # "chez Groupama", "Harmonie Mutuelle": no document is about what is asked
+        if gate["agreement_child_coverage"] is not None and gate["agreement_child_coverage"] < self.options.min_child_coverage:
+            return None
         if gate["coverage"] >= self._threshold:
             return "coverage"
         if not self._reranking and not gate["unknown_names"] and gate["agreement_rank"] is not None \
@@ -189,6 +206,8 @@ class Retriever:
         sub = SubQuestion(text=question, queries=[question])
         k = max(self.options.candidates, budget * 2)
         hits = self._search(question, k)
+        sub.scope_terms = list(self._scope_terms)
+        self._naming = frozenset(self._scope_terms)
         scores = dict(zip([h.parent_id for h in hits], self._scores(question, hits)))
         sub.gate = self.gate_evidence(question, hits, scores)
         best = max(scores.values(), default=0.0)

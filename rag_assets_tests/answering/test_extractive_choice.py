@@ -47,3 +47,71 @@ def test_a_passage_under_a_sibling_code_is_pushed_down_only_when_the_asked_one_i
     assert answerer.score(both, pj1, present={"PJ1", "PJ2"}) < answerer.score(both, pj1)
     # a code no passage names (a premise to flag) does not push the others below the bar
     assert answerer.score(question, pj1, present={"PJ1"}) == answerer.score(question, pj1)
+
+
+def test_the_terms_that_named_the_documents_are_recorded_with_the_sub_question(kb):
+    retrieved = Retriever(kb).retrieve("Dans le contrat de maintenance MX-200, quel est le délai d'intervention ?", 3)
+    assert set(retrieved.sub.scope_terms) == {"mainten", "mx", "200"}
+    assert Retriever(kb).retrieve("Quelle est la franchise inondation ?", 3).sub.scope_terms == []
+
+
+def test_a_sentence_naming_the_contract_does_not_win_by_its_name(kb):
+    # the terms that chose the documents are found in every unit of them: the letterhead
+    # repeating "MX-200" no longer beats the sentence that answers
+    answerer = ExtractiveAnswerer(kb)
+    question = "Contrat de maintenance MX-200 : quel est le délai d'intervention ?"
+    letterhead = _unit("Contrat de maintenance MX-200 conclu entre les parties.", "Contrat de maintenance MX-200")
+    answer = _unit("Le prestataire intervient dans un délai de quatre heures ouvrées.", "Contrat de maintenance MX-200")
+    naming = {"mainten", "mx", "200"}
+    assert answerer.score(question, answer, naming=naming) > answerer.score(question, letterhead, naming=naming)
+    # credited, not removed: a unit's score keeps its scale for the sentence bar
+    assert answerer.score(question, answer, naming=naming) >= answerer.score(question, answer)
+
+
+def test_a_name_no_document_contains_is_refused_even_when_the_words_are_covered(kb):
+    # the policy's words are covered well; "Assurex" is in no document
+    retrieved = Retriever(kb).retrieve("Mon contrat habitation multirisque chez Assurex : quelle est la franchise "
+                                       "inondation en zone A, catastrophe naturelle ?", 3)
+    assert retrieved.sub.gate["unknown_names"] == ["Assurex"]
+    assert retrieved.sub.gate["coverage"] >= Retriever(kb).options.threshold
+    assert retrieved.sub.status == "no_source_found" and retrieved.hits == []
+
+
+def test_a_parent_whose_passages_cover_nothing_of_the_question_does_not_pass_the_gate(kb):
+    retriever = Retriever(kb)
+    gate = {"coverage": 0.7, "agreement_rank": 6, "agreement_coverage": 0.45, "agreement_child_coverage": 0.05,
+            "unknown_names": [], "terms": 12}
+    assert retriever._passes(gate) is None  # covered by its scope words and context only
+    assert retriever._passes({**gate, "agreement_child_coverage": 0.12}) == "coverage"
+
+
+def test_the_same_sentence_in_two_parents_is_cited_from_the_better_ranked_one(kb):
+    # a sister product's notice repeats the sentence under headings that happen to share the
+    # question's words: the retrieval's order chooses the copy, not the headings
+    import dataclasses
+
+    from rag_assets.answering.citations import build_registry
+    from rag_assets.answering.extractive import units_of
+    from rag_assets.answering.model import SubQuestion
+
+    question = "Quelle est la franchise pour une inondation en zone A dans mon appartement ?"
+    first, second = [h.parent_id for h in kb.hits(kb.retrieve(question), 2)]
+    registry = build_registry(kb, [first, second])
+    units, _ = units_of(registry, kb)
+    answerer = ExtractiveAnswerer(kb)
+    sub = SubQuestion(text=question, parent_ids=[first, second], best_score=0.6)
+    best = max((u for u in units if registry[u.section_id].parent_id == first), key=lambda u: answerer.score(question, u))
+    other = next(u for u in units if registry[u.section_id].parent_id == second)
+    copy = dataclasses.replace(best, source_id=other.source_id, section_id=other.section_id,
+                               document_id=other.document_id, context=best.context + "\nAppartement")
+    assert answerer.score(question, copy) > answerer.score(question, best)
+    paragraphs = answerer.answer_sub_question(0, sub, [copy, *units], registry, targeted=True)
+    assert paragraphs and paragraphs[0].source_ids[0] == best.source_id
+
+
+def test_words_inside_an_e_mail_or_web_address_do_not_count(kb):
+    answerer = ExtractiveAnswerer(kb)
+    question = "Inondation en zone A : quelle franchise ?"
+    contact = _unit("Réclamations : franchise.inondation.zone@assureur.example ou https://inondation.example/zone.")
+    plain = _unit("Réclamations : écrivez au service clients.")
+    assert answerer.score(question, contact) == answerer.score(question, plain)

@@ -128,3 +128,39 @@ def test_a_table_row_not_subscribed_is_flagged_with_its_header():
     [premise] = inclusion_premises("Si j'annule ma cure thermale, suis-je remboursé ?", [row], lambda s: "Tableau 1",
                                    lambda term: {"cur": 3.0}.get(term, 1.0))
     assert "non souscrite" in premise.message and premise.source_id == "S1-T1"
+
+
+def test_a_waiting_period_the_source_says_there_is_none_of_is_flagged_under_its_other_name():
+    from rag_assets.answering.premises import absence_premises
+    from rag_assets.retrieve.thesaurus import load_thesaurus
+
+    thesaurus = load_thesaurus()
+    none = _unit("Cette garantie n'a pas de délai d'attente : vous êtes couvert dès la date d'effet de la garantie.")
+    question = "J'ai un capital décès toutes causes. Quel est le délai de carence avant que ce capital soit garanti ?"
+    [premise] = absence_premises(question, [_unit("Le capital est versé au bénéficiaire."), none], thesaurus,
+                                 lambda unit: 0.5, 0.3, lambda s: "Notice TNS", 0)
+    assert premise.kind == "none-such" and premise.claim == "délai de carence" and premise.source_id == "S1"
+    assert "n'a pas de délai d'attente" in premise.message and "Notice TNS" in premise.message
+    # a passage that covers the question less than an answer would does not count
+    assert absence_premises(question, [none], thesaurus, lambda unit: 0.2, 0.3, str) == []
+    # "sans délai de carence dès lors que…", "aucune franchise n'est appliquée en cas de…": conditions, not "none"
+    conditional = [_unit("Les garanties prennent effet sans délai de carence dès lors que l'adhésion est simultanée."),
+                   _unit("Aucune franchise n'est appliquée en cas de tentative de vol déjouée.")]
+    assert absence_premises(question, conditional, thesaurus, lambda unit: 0.5, 0.3, str) == []
+    assert absence_premises("Quelle franchise pour un vol ?", conditional, thesaurus, lambda unit: 0.5, 0.3, str) == []
+
+
+def test_the_passage_saying_there_is_none_leads_the_extractive_answer():
+    from rag_assets.answering.model import Paragraph
+    from rag_assets.answering.premises import Premise, none_such_first
+
+    none = "Cette garantie n'a pas de délai d'attente : vous êtes couvert dès la date d'effet."
+    premise = Premise("none-such", "délai de carence", [none], "S7", "Notice", 0, "…")
+    other = Paragraph(text="Le capital est versé au bénéficiaire.", source_ids=["S2"], sub_question=0)
+    first, second = none_such_first([other], [premise])
+    assert (first.text, first.source_ids, first.sub_question) == (none, ["S7"], 0) and second is other
+    already = Paragraph(text=none, source_ids=["S7"], sub_question=0)
+    assert none_such_first([already], [premise]) == [already]
+    # other kinds of premise are said in the notes, not added as paragraphs
+    figure = Premise("figure-contradicted", "250 €", ["125 €"], "S3", "Tableau", 0, "…")
+    assert none_such_first([other], [figure]) == [other]
