@@ -50,6 +50,10 @@ _UNITS = [
 ]
 _UNIT = re.compile(r"\s*(?:\(\s*\d+\s*\)\s*)?(?:(" + "|".join(f"(?:{p})" for p, _ in _UNITS) + r"))", re.IGNORECASE)
 _NUM = re.compile(r"(?<![\w.,])(\d{1,3}(?:[ \u00a0\u202f.]\d{3})+(?![\d])|\d+)(?:,(\d+)|\.(\d+))?(?![\d])")
+# A font that prints the euro sign as "e" (a real policy writes "700 e", "2 000e"): after a
+# space or a thousands group it is euros; against a plain number it is an ordinal ("76e").
+_EURO_AS_E = re.compile(r"\s+e\b(?![’'])")
+_EURO_AS_E_GROUPED = re.compile(r"e\b(?![’'])")
 _WORD_NUM = re.compile(r"\b(" + "|".join(sorted(_WORDS, key=len, reverse=True)) + r")\b", re.IGNORECASE)
 _DATE_PATTERNS = [
     (re.compile(r"\b(\d{1,2})(?:er|st|nd|rd|th)?\s+(" + "|".join(_MONTHS) + r")\s+(\d{4})\b"), ("d", "m", "y")),
@@ -143,6 +147,11 @@ def _readings(integer: str, decimals: str | None, separator: str | None) -> set[
     return readings
 
 
+def _euro_as_e(folded: str, end: int, grouped: bool) -> tuple[tuple[str, str, int] | None, int]:
+    match = _EURO_AS_E.match(folded, end) or (_EURO_AS_E_GROUPED.match(folded, end) if grouped else None)
+    return ((MONEY, "€", 1), match.end()) if match else (None, end)
+
+
 def _unit_after(folded: str, end: int) -> tuple[tuple[str, str, int] | None, int]:
     match = _UNIT.match(folded, end)
     if not match or not match.group(1):
@@ -197,6 +206,8 @@ def figures(text: str) -> list[Figure]:
         decimals, separator = (comma, ",") if comma is not None else (dot, ".") if dot is not None else (None, None)
         readings = _readings(integer, decimals, separator)
         spec, end = _unit_after(folded, match.end())
+        if spec is None:
+            spec, end = _euro_as_e(folded, match.end(), grouped=not integer.isdigit())
         kind, unit, scale = spec if spec else (NUMBER, None, 1)
         values = frozenset(_canon(r * scale) for r in readings)
         found.append(Figure(text[match.start():end], kind, values, unit, match.start(), end))

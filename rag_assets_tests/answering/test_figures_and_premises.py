@@ -17,6 +17,7 @@ def one(text: str):
     ("5 000 €", "5000 euros"), ("5 000 €", "5.000 €"), ("6 930 k€", "6 930 000 €"), ("99,5 %", "99.5 pour cent"),
     ("30 jours", "un mois"), ("deux ans", "24 mois"), ("trois (3) mois", "3 mois"),
     ("1er octobre 2024", "2024-10-01"),
+    ("250 e", "250 €"), ("2 000e", "2 000 €"),  # a font printing the euro sign as "e" (MAIF Raqvam 2011)
 ])
 def test_two_spellings_of_one_figure_compare_equal(a, b):
     assert same_figure(one(a), one(b))
@@ -25,6 +26,10 @@ def test_two_spellings_of_one_figure_compare_equal(a, b):
 @pytest.mark.parametrize("a, b", [("5 000 €", "3 000 €"), ("6 mois", "6 jours"), ("99,5 %", "99,9 %")])
 def test_different_figures_differ(a, b):
     assert not same_figure(one(a), one(b))
+
+
+def test_an_ordinal_against_its_number_is_no_amount():
+    assert one("le 76e anniversaire").kind != MONEY and one("au-delà du 3e mois").kind != MONEY
 
 
 @pytest.mark.parametrize("question, asserted", [
