@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from rag_assets.answering.ask import AskOptions, ask
-from rag_assets.answering.local_llm import LocalLLM
+from rag_assets.answering.local_llm import N_CTX, LocalLLM
 
 DEFAULT_GGUF = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "rag-assets" / "models" / \
     "qwen2.5-coder-1.5b-instruct-q4.gguf"
@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--store", help="an existing knowledge store (default: the sample corpus, freshly ingested)")
     parser.add_argument("--json", help="write the report to this file")
     parser.add_argument("--all", action="store_true", help="also the injected-instruction and out-of-corpus questions")
-    parser.add_argument("--n-ctx", type=int, default=8192)
+    parser.add_argument("--n-ctx", type=int, default=N_CTX)
     args = parser.parse_args(argv)
 
     from rag_assets.retrieve.knowledge_base import KnowledgeBase
