@@ -5,6 +5,8 @@ preferred."""
 
 from __future__ import annotations
 
+import pytest
+
 from rag_assets.answering.extractive import ExtractiveAnswerer, Unit
 from rag_assets.answering.retrieval import Retriever
 
@@ -21,20 +23,18 @@ def test_without_a_reranker_the_parents_keep_the_hybrid_order(kb):
     assert kept and kept == sorted(kept, key=order.index) and kept[0] == order[0]
 
 
-def test_a_label_that_repeats_the_question_ranks_below_the_sentence_that_answers(kb):
+@pytest.mark.parametrize("question, better, worse", [
+    # a label that only repeats the question ranks below the sentence that answers
+    ("Quelle est la franchise inondation ?",
+     "La franchise inondation est fixée par le tableau des franchises.", "Franchise inondation"),
+    # a figure of the kind asked is preferred
+    ("Quel est le délai de déclaration du sinistre ?",
+     "Le sinistre est déclaré dans un délai de cinq jours ouvrés.",
+     "Le sinistre est déclaré dans un délai fixé, 150 € au plus."),
+])
+def test_the_sentence_that_answers_outranks_a_look_alike(kb, question, better, worse):
     answerer = ExtractiveAnswerer(kb)
-    question = "Quelle est la franchise inondation ?"
-    label = answerer.score(question, _unit("Franchise inondation"))
-    sentence = answerer.score(question, _unit("La franchise inondation est fixée par le tableau des franchises."))
-    assert sentence > label
-
-
-def test_a_figure_of_the_kind_asked_is_preferred(kb):
-    answerer = ExtractiveAnswerer(kb)
-    question = "Quel est le délai de déclaration du sinistre ?"
-    duration = answerer.score(question, _unit("Le sinistre est déclaré dans un délai de cinq jours ouvrés."))
-    money = answerer.score(question, _unit("Le sinistre est déclaré dans un délai fixé, 150 € au plus."))
-    assert duration > money
+    assert answerer.score(question, _unit(better)) > answerer.score(question, _unit(worse))
 
 
 def test_a_passage_under_a_sibling_code_is_pushed_down_only_when_the_asked_one_is_present(kb):
