@@ -3,8 +3,8 @@ Dagster then marks that asset (and what depends on it) stale."""
 
 CODE_VERSIONS = {
     "source_document": "1",
-    "docling_document": "5",
-    "parents": "5",  # 3: acronym summary beside the parents; 4: short sections joined; 5: their headings as heading blocks
+    "docling_document": "6",  # 6: text-heavy "figures" read as text or tables; rules inside a borderless table
+    "parents": "6",  # 3: acronym summary; 4: short sections joined; 5: their headings as heading blocks; 6: text inside pictures
     "children": "2",
     "dense_embeddings": "1",
     "lexical_index": "1",

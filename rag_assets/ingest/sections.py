@@ -1,7 +1,7 @@
 """Parents: one per section (heading path) of a DoclingDocument, in reading order.
 
 A parent's text is its blocks (paragraphs, list items, formulas, tables as Markdown,
-picture captions) joined by blank lines; headings are not repeated in the text, they are
+picture captions and the text set inside pictures) joined by blank lines; headings are not repeated in the text, they are
 the parent's heading path. A table is one block and is never split across parents;
 parents do not overlap and together cover every body item of the document.
 
@@ -90,6 +90,19 @@ def _caption_refs(document: DoclingDocument) -> set[str]:
     for item in [*document.tables, *document.pictures]:
         refs.update(ref.cref for ref in item.captions)
     return refs
+
+
+def picture_text(item: PictureItem, document: DoclingDocument) -> str:
+    """The text set inside a picture (a labelled diagram, a table the layout took for a
+    picture): Docling makes those lines the picture's children, which reading order skips."""
+    parts = []
+    for ref in item.children:
+        child = ref.resolve(document)
+        if isinstance(child, TextItem) and child.text.strip():
+            parts.append(" ".join(child.text.split()))
+        elif isinstance(child, (GroupItem, PictureItem)):
+            parts.append(picture_text(child, document))
+    return " ".join(p for p in parts if p)
 
 
 def _picture_path(item: PictureItem) -> str | None:
@@ -192,7 +205,8 @@ def _blocks_and_headings(document: DoclingDocument):
         elif isinstance(item, PictureItem):
             yield from flush_pending()
             caption = item.caption_text(document).strip() or None
-            yield ("block", Block("picture", caption or "", [item.self_ref, *(ref.cref for ref in item.captions)],
+            text = "\n".join(t for t in (caption, picture_text(item, document)) if t)
+            yield ("block", Block("picture", text, [item.self_ref, *(ref.cref for ref in item.captions)],
                                   _pages(item), caption=caption,
                                   picture_path=_picture_path(item)))
         elif isinstance(item, TextItem):

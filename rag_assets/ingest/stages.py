@@ -27,7 +27,7 @@ from rag_assets.parsing.convert import convert_and_save_with_limit, load_documen
 from rag_assets.errors import BudgetExceeded
 from rag_assets.ingest import refusals
 from rag_assets.parsing.budget import Budget
-from rag_assets.ingest.sections import Parent, build_parents
+from rag_assets.ingest.sections import Parent, build_parents, picture_text
 from rag_assets.settings import Settings
 from rag_assets.index.records import SourceRecord, document_title, load_source_record
 from rag_assets.ingest.sources import ingest_source
@@ -224,7 +224,7 @@ def run_parents(settings: Settings, document_id: str) -> StageResult:
 
 
 def _body_items(document) -> dict[str, DocItem]:
-    """Body items that carry text (a caption-less picture has none to lose)."""
+    """Body items that carry text (a picture with no caption and no text inside has none to lose)."""
     items = {}
     for item, _ in document.iterate_items():
         if not isinstance(item, DocItem) or isinstance(item, (TitleItem, SectionHeaderItem)):
@@ -233,7 +233,7 @@ def _body_items(document) -> dict[str, DocItem]:
             if not any(c.text.strip() for c in item.data.table_cells):
                 continue
         elif isinstance(item, PictureItem):
-            if not item.caption_text(document).strip():
+            if not (item.caption_text(document).strip() or picture_text(item, document)):
                 continue
         elif not (getattr(item, "text", None) or "").strip():
             continue

@@ -63,6 +63,10 @@ MODEL_INPUT_SIZE = (800, 608)
 ACCEPT_SCORE = 0.5
 HEADER_BAND = 0.12  # share of page height where page headers/footers may sit
 TEXT_FIGURE_COVERAGE = 0.12  # text-line area share above which a "figure" is text
+# Text lines from which a "figure" is text set in the PDF whatever else it holds: a sparse
+# shaded table (MAIF Vam p.38: 21 lines over 9 % of its box) or boxes of text on a picture
+# background (Vam p.4: 73 lines); labelled diagrams hold fewer
+FIGURE_TEXT_LINES = 12
 LINE_GAP = 0.8  # max gap between lines of a paragraph, in line heights
 HEADING_TITLE_GAP = 4.5  # max gap between "Article 13" and its title, in line heights
 RUNNING_LINE_WORDS = 15  # most words a page header or footer holds
@@ -194,8 +198,11 @@ def _page_lines(cells: Sequence[TextCell]) -> list[tuple[TextCell, Word]]:
 
 
 def _is_text_region(det: Detection, words: Sequence[Word], bitmaps: Sequence[BoundingBox]) -> bool:
-    """Whether a detected picture is really text set in the PDF."""
+    """Whether a detected picture is really text set in the PDF: its lines would otherwise
+    be the picture's children, which no parent indexes."""
     inside = [w for w in words if _inside(w, det)]
+    if len(inside) >= FIGURE_TEXT_LINES:
+        return True
     text_area = sum((w.r - w.l) * (w.b - w.t) for w in inside)
     bitmap_area = sum(det.bbox.intersection_area_with(b) for b in bitmaps)
     return len(inside) >= 3 and text_area > TEXT_FIGURE_COVERAGE * det.area and bitmap_area < 0.3 * det.area
@@ -235,17 +242,21 @@ def _looks_like_formula(text: str) -> bool:
     return bool(tokens) and (bool(_MATH.search(text)) or words < 0.5 * len(tokens))
 
 
-def _shrink_to_rules(det: Detection, rules: Rules) -> Detection:
+def _shrink_to_rules(det: Detection, rules: Rules, words: Sequence[Word]) -> Detection:
     """Cut a region down to its ruled part when that is much smaller.
 
-    The model often boxes a whole page of text around a small ruled table.
+    The model often boxes a whole page of text around a small ruled table. But rules can
+    also only underline the section rows of a borderless table (MAIF Raqvam p.16): when
+    the words left outside the ruled part are laid out as a table too, the region stays.
     """
     xs = [x for y, x0, x1 in rules.horizontal for x in (x0, x1)] + [x for x, _, _ in rules.vertical]
     ys = [y for y, _, _ in rules.horizontal] + [y for _, y0, y1 in rules.vertical for y in (y0, y1)]
     t, b = min(ys), max(ys)
     if b - t >= 0.7 * (det.b - det.t):
         return det
-    return Detection(det.label, det.score, max(det.l, min(xs) - 2), t - 2, min(det.r, max(xs) + 2), b + 2)
+    ruled = Detection(det.label, det.score, max(det.l, min(xs) - 2), t - 2, min(det.r, max(xs) + 2), b + 2)
+    outside = [w for w in words if _inside(w, det) and not _inside(w, ruled)]
+    return det if looks_tabular(outside, strict=True) else ruled
 
 
 def _region_rules(rules: Rules, det: Detection, body_h: float) -> Rules:
@@ -366,7 +377,7 @@ def _classify_region(
         return [(DocItemLabel.PICTURE, det.score, det)] if det.score >= ACCEPT_SCORE else []
     ruled = len({round(y) for y, _, _ in det_rules.horizontal}) >= 2
     if ruled:
-        det = _shrink_to_rules(det, det_rules)
+        det = _shrink_to_rules(det, det_rules, page_words)
     confident = ruled or (det.label == "table" and det.score >= ACCEPT_SCORE)
     return _classify_one(det, det_rules, page_words, body_h, confident)
 

@@ -36,6 +36,10 @@ MIN_COLUMN_GAP = 4.0
 GAP_CROSSING_SHARE = 0.1
 # A rule must cover this share of a cell edge to count as a boundary there.
 EDGE_COVERAGE = 0.5
+# How far a word must reach into the next column's text to span it (unruled tables): this
+# many points, and this share of its own width.
+SPAN_OVERLAP = 3.0
+SPAN_SHARE = 0.25
 _LIST_MARKER = re.compile(r"^(?:[(\[]?\s?(?:\d{1,3}|[a-zA-Z]|[ivxlcdmIVXLCDM]{1,5})\s?[.)\]]?|[•·▪‣◦–—-])$")
 _BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi", re.IGNORECASE)
 
@@ -437,9 +441,22 @@ def build_grid(words: Sequence[Word], bbox: BoundingBox, rules: Rules) -> TableG
                     if _coverage(segs, col_edges[c], col_edges[c + 1]) < EDGE_COVERAGE:
                         join_down[r, c] = True
     else:
-        # Without column rules a word running across a gap makes a spanning cell.
+        # Without column rules a word running into the next column's text makes a spanning
+        # cell; one only reaching into the whitespace beside its own column (a header set
+        # wider than the values under it: MAIF Raqvam p.16) stays in the column of its centre.
+        extent: dict[int, tuple[float, float]] = {}
         for w in words:
-            c0, c1 = _col_of(w.l + 0.5, col_edges), _col_of(w.r - 0.5, col_edges)
+            c = _col_of(w.l + 0.5, col_edges)
+            if c == _col_of(w.r - 0.5, col_edges):
+                lo, hi = extent.get(c, (w.l, w.r))
+                extent[c] = (min(lo, w.l), max(hi, w.r))
+        for w in words:
+            c0 = c1 = _col_of(w.cx, col_edges)
+            reach = max(SPAN_OVERLAP, SPAN_SHARE * (w.r - w.l))
+            while c0 > 0 and w.l < extent.get(c0 - 1, (0.0, -np.inf))[1] - reach:
+                c0 -= 1
+            while c1 < n_cols - 1 and w.r > extent.get(c1 + 1, (np.inf, 0.0))[0] + reach:
+                c1 += 1
             join_right[row_of(w.cy), c0:c1] = True
 
     cells = [GridCell(r0, r1, c0, c1) for r0, r1, c0, c1 in _merge_cells(n_rows, n_cols, join_right, join_down)]

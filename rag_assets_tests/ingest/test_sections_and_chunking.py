@@ -137,3 +137,23 @@ def test_short_sections_join_the_next_ones_under_their_heading(tmp_path):
     assert not any("Néant." in p.text and "guerre" in p.text for p in joined)
     # every body item still in exactly one parent
     assert sorted(r for p in joined for r in p.item_refs) == sorted(r for p in separate for r in p.item_refs)
+
+
+def test_text_set_inside_a_picture_is_indexed_with_it():
+    """Docling makes the lines inside a picture its children, which reading order skips: a
+    table the layout took for a picture (MAIF Vam p.38) would be lost from every parent."""
+    from docling_core.types.doc import DocItemLabel, DoclingDocument
+
+    from rag_assets.ingest.stages import _body_items
+
+    document = DoclingDocument(name="vam")
+    document.add_heading("Véhicule de remplacement", level=1)
+    picture = document.add_picture()
+    for text in ("Vol du véhicule avec disparition", "20 jours", "Panne", "7 jours"):
+        document.add_text(DocItemLabel.TEXT, text, parent=picture)
+    logo = document.add_picture()  # no caption, no text: nothing to index, nothing lost
+    [parent] = build_parents(document, "doc-3", lambda t: len(t.split()))
+    [block] = [b for b in parent.blocks if b.kind == "picture"]
+    assert block.text == "Vol du véhicule avec disparition 20 jours Panne 7 jours"
+    assert picture.self_ref in _body_items(document) and logo.self_ref not in _body_items(document)
+    assert picture.self_ref in parent.item_refs

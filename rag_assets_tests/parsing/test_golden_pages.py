@@ -89,6 +89,14 @@ CASES = {
              "IPID sheet: boxed two-column prose with check-mark and '!' lists, not a table"),
         Case("rotated_table", "apicil_sante-tableau-garanties_nd.pdf", (2,),
              "landscape table stored with /Rotate 90: six 'Equilibre' levels, section rows, footnotes"),
+        Case("shaded_table", "maif_auto-moto-vam_2016.pdf", (38,),
+             "'véhicule de remplacement' grid on a shaded band, its few words cover 9 % of it: the layout model "
+             "calls it a figure, whose lines no parent would index"),
+        Case("text_boxes_on_picture", "maif_auto-moto-vam_2016.pdf", (4,),
+             "the formulas summarised in boxes drawn over a picture background (73 lines of text)"),
+        Case("borderless_table", "maif_habitation-raqvam_2011.pdf", (16,),
+             "the formulas' comparative table: no cell borders, rules only under its section rows, column "
+             "headers wider than the 'oui'/'non' under them"),
         Case("shifted_font", None, (1,),
              "generated: heading, French paragraphs and a ruled table in fonts whose ToUnicode maps each code "
              "to code+1"),
@@ -449,6 +457,21 @@ def rotated_table(conversions: Conversions, request: pytest.FixtureRequest) -> C
 
 
 @pytest.fixture
+def shaded_table(conversions: Conversions, request: pytest.FixtureRequest) -> Converted:
+    return conversions.get("shaded_table", request)
+
+
+@pytest.fixture
+def text_boxes_on_picture(conversions: Conversions, request: pytest.FixtureRequest) -> Converted:
+    return conversions.get("text_boxes_on_picture", request)
+
+
+@pytest.fixture
+def borderless_table(conversions: Conversions, request: pytest.FixtureRequest) -> Converted:
+    return conversions.get("borderless_table", request)
+
+
+@pytest.fixture
 def shifted_font(conversions: Conversions, request: pytest.FixtureRequest) -> Converted:
     return conversions.get("shifted_font", request)
 
@@ -665,7 +688,52 @@ def test_rotated_table_rows_keep_their_label(rotated_table: Converted) -> None:
     assert row[-5:] == ["20 €/jour", "20 €/jour", "30 €/jour", "30 €/jour", "30 €/jour"], row
 
 
-# 7. Generated: a font whose ToUnicode map is off by one
+# 7. MAIF VAM p.38: a shaded table the layout model calls a figure
+
+
+def test_shaded_table_is_a_table_with_its_durations(shaded_table: Converted) -> None:
+    [table] = shaded_table.tables()
+    assert table.row_with("Vol du véhicule avec disparition")[1:] == ["-", "20 jours", "-", "20 jours"]
+    assert table.row_with("Panne")[1:] == ["-", "7 jours", "-", "7 jours"]
+    assert shaded_table.parent_of(table).heading_path[-1] == "LES DISPOSITIONS COMMUNES AU SERVICE VÉHICULE DE " \
+                                                             "REMPLACEMENT"
+
+
+@known_defect("VAM p.38: the two-level column header (Initiale / Essentiel over 'sans option | avec option') is "
+              "read as a first row 'Initiale Essentiel' in one cell and a row 'sans option | | avec option sans "
+              "option | | avec option'")
+def test_shaded_table_header_names_each_column(shaded_table: Converted) -> None:
+    [table] = shaded_table.tables()
+    assert [" ".join(row[c] for row in table.header).strip() for c in range(1, 5)] == [
+        "Initiale sans option", "Initiale avec option", "Essentiel sans option", "Essentiel avec option"]
+
+
+# 8. MAIF VAM p.4: boxes of text over a picture
+
+
+def test_text_on_a_picture_background_is_indexed(text_boxes_on_picture: Converted) -> None:
+    text_boxes_on_picture.parent_with("Essentiel, l'assurance au tiers enrichie de la prise en charge du vol, de "
+                                      "l'incendie et du bris de glace.")
+    text_boxes_on_picture.parent_with("prêt d'un véhicule jusqu'à 7 jours en cas d'accident, 20 jours en cas de vol, "
+                                      "7 jours en cas de panne.")
+    assert text_boxes_on_picture.before("Initiale, la formule au tiers économique", "Essentiel, l'assurance au tiers",
+                                        "Plénitude, la tous risques tout confort")
+
+
+# 9. MAIF Raqvam p.16: a borderless table whose rules only underline its sections
+
+
+def test_borderless_table_is_one_table_with_a_column_per_formula(borderless_table: Converted) -> None:
+    [table] = borderless_table.tables()
+    assert table.columns == 4
+    assert [c.split(" ")[:2] for c in table.header[0][1:]] == [["RAQVAM", "arbitrage"], ["RAQVAM", "équilibre"],
+                                                                ["RAQVAM", "sérénité"]]
+    assert table.row_with("■ garantie des dommages corporels")[1:] == ["oui", "oui", "oui"]  # above the first rule
+    assert table.row_with("■ garantie autres dommages accidentels")[1:] == ["non", "oui", "oui"]  # below the last
+    assert table.row_with("■ pertes de loyer")[1:] == ["non", "non", "oui"]
+
+
+# 10. Generated: a font whose ToUnicode map is off by one
 
 
 def test_shifted_font_reads_as_french(shifted_font: Converted) -> None:
@@ -683,7 +751,7 @@ def test_shifted_font_bold_text_is_repaired(shifted_font: Converted) -> None:
     assert table.header == [list(SHIFTED_TABLE[0])]
 
 
-# 8. Generated: a scanned page
+# 11. Generated: a scanned page
 
 
 def test_scanned_page_is_read_by_ocr(scanned: Converted) -> None:
