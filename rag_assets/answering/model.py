@@ -121,7 +121,9 @@ class Answer:
 
     @property
     def cited(self) -> list[SourceEntry]:
-        ids = [i for p in self.paragraphs for i in p.source_ids]
+        """The sources the answer shows, as `render` does: each premise's, then each paragraph's."""
+        ids = [p["source_id"] for p in self.premises if p.get("source_id")] + [
+            i for p in self.paragraphs for i in p.source_ids]
         return [s for s in self.sources if s.source_id in ids]
 
     @property

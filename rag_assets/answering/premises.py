@@ -321,18 +321,46 @@ def inclusion_premises(question: str, units: list, name_of, idf, sub_question: i
         if subject not in analyze(unit.text):
             continue
         table = unit.source_id != unit.section_id
-        # a list item is read with its lead-in (the sentence before it), a table row with its header
+        # a list item is read with its lead-in (the sentence before it, or the heading it sits
+        # under: "LES GARANTIES OPTIONNELLES"), a table row with its header
         lead = units[index - 1] if index and not table and units[index - 1].source_id == unit.source_id else None
-        header = unit.context.split("\n")[-1] if table else ""
+        header = unit.context.split("\n")[-1]
         marker = _NOT_INCLUDED.search(" ".join([lead.text if lead else "", unit.text, header]))
-        if not marker:
+        refused = _refused_in_named_column(unit.display, question) if table else None
+        if not (marker or refused):
             continue
         name = name_of(unit.source_id)
-        shown = " ".join(((lead.display + " ") if lead else "") .split() + unit.display.split())
-        message = (f"La question suppose cette garantie comprise ; la source la dit « {marker.group(0).lower()} » : "
-                   f"« {shown[:240]} » ({name}).")
+        if refused:  # "RAQVAM équilibre : non" for the formula the reader has
+            message = (f"La question suppose cette garantie comprise ; pour « {refused[0]} », la source indique "
+                       f"« {refused[1]} » : « {unit.display[:240]} » ({name}).")
+        else:
+            shown = " ".join(((lead.display + " ") if lead else "").split() + unit.display.split())
+            message = (f"La question suppose cette garantie comprise ; la source la dit « {marker.group(0).lower()} » : "
+                       f"« {shown[:240]} » ({name}).")
         return [Premise("guarantee-not-included", sentence, [unit.display], unit.source_id, name, sub_question, message)]
     return []
+
+
+# what a comparison table's cell says when its column's variant does not have the guarantee
+_NO_CELL = re.compile(r"^(?:non|no|[-–—]|exclue?s?|non (?:garantie?s?|couverte?s?|incluse?s?|prévue?s?)|néant)$",
+                      re.IGNORECASE)
+
+
+def _refused_in_named_column(display: str, question: str) -> tuple[str, str] | None:
+    """(column header, cell) of a table row shown as "Header : cell ; …" whose column the
+    question names ("J'ai la formule Raqvam Équilibre" → "RAQVAM équilibre : non"), when that
+    cell says no."""
+    if " : " not in display:
+        return None
+    question_words = set(re.findall(r"\w+", _fold(question)))
+    for pair in display.rstrip(".").split(" ; "):
+        if " : " not in pair:
+            continue
+        header, cell = (x.strip() for x in pair.split(" : ", 1))
+        words = re.findall(r"\w+", _fold(header))
+        if words and len(words) <= 3 and all(w in question_words for w in words) and _NO_CELL.match(cell):
+            return header, cell
+    return None
 
 
 # "n'a pas de délai d'attente", "ne prévoit pas de franchise": a passage saying there is none

@@ -20,7 +20,9 @@ _QUESTION_WORDS = {
           "lesquels lesquelles peut peuvent faut dois doit donne donner donnez indique indiquer indiquez explique "
           "expliquer expliquez décris décrire décrivez détaille détailler précise préciser rappelle rappeler "
           "cest ce ces cette cet il elle ils elles on y a-t-il existe-t-il selon quoi dire applicable "
-          "compare comparer comparez comparaison différence différences entre versus",
+          "compare comparer comparez comparaison différence différences entre versus "
+          # function words the French stemmer keeps: "chez MAIF" is about MAIF, not "chez"
+          "chez auprès été être avoir fait faire bien très aussi encore déjà toujours alors donc car si ni",
     "en": "what which who whom whose when where why how is are was were do does did can could should would "
           "tell explain describe give list compare comparison difference between versus",
 }

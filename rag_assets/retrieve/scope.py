@@ -25,7 +25,9 @@ juridique", "véhicule") names nothing on its own; beside a name the reader wrot
 juridique MAIF", "ma voiture assurée à la MAIF") it says which of that insurer's policies is meant.
 
 A capitalised name in the question that no document contains at all ("chez Groupama")
-is reported as unknown, so a question about an insurer with no document can say so.
+is reported as unknown, so a question about an insurer with no document can say so. A name
+in capitals is left to the acronym dictionary ("ITT" is often only written out), except
+where the question says it is an insurer: "chez AXA", "auprès d'AXA".
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ _EXTENSION = re.compile(r"\.(pdf|docx?|html?|md|pptx|jsonl)$", re.IGNORECASE)
 _FILE_NOISE = re.compile(r"\b(19|20)\d\d\b|\bnd\b", re.IGNORECASE)  # a year, "n.d." (no date)
 _WORD = re.compile(r"[\w'’-]+")
 _ELISION = re.compile(r"^(?:qu|[dljmnstc])['’]", re.IGNORECASE)  # "d'Allianz" is the name "Allianz"
+# the insurer the reader has: "chez AXA", "assuré auprès d'AXA", "souscrit chez Groupama"
+_INSURER = re.compile(r"\b(?:chez|auprès\s+(?:de\s+|d['’]))\s*([\w'’-]+)", re.IGNORECASE)
 
 
 def names(text: str) -> list[str]:
@@ -123,9 +127,10 @@ class DocumentIdentities:
         if any(t in written_as_names for t in naming):  # common terms beside a written name
             naming = [t for t in query.terms if 0 < self.df.get(t, 0) < n]
         # (acronyms are left to the acronym dictionary: "ITT" is often only written out)
+        insurers = {m.group(1) for m in _INSURER.finditer(query.text)}
         unknown = tuple(dict.fromkeys(
             name for name in names(query.text)
-            if not name.isupper() and (analysed := analyze(name, query.language))
+            if (not name.isupper() or name in insurers) and (analysed := analyze(name, query.language))
             and not any(known_term(t) or self.df.get(t) for t in analysed)))
         if not naming or n < 2:
             return Scope(unknown_names=unknown)

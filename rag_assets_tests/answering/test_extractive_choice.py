@@ -77,6 +77,15 @@ def test_a_name_no_document_contains_is_refused_even_when_the_words_are_covered(
     assert retrieved.sub.status == "no_source_found" and retrieved.hits == []
 
 
+def test_a_name_no_document_contains_stays_unknown_after_the_reformulation(kb):
+    # the rules' reformulation keeps content words: "Assurex franchise inondation zone A" opens
+    # on the name, which is then no longer written as one
+    retrieved = Retriever(kb).retrieve("Chez Assurex, quelle est la franchise inondation en zone A ?", 3)
+    assert retrieved.sub.reformulated and retrieved.sub.queries[-1].startswith("Assurex")
+    assert retrieved.sub.gate["unknown_names"] == ["Assurex"]
+    assert retrieved.sub.status == "no_source_found"
+
+
 def test_a_parent_whose_passages_cover_nothing_of_the_question_does_not_pass_the_gate(kb):
     retriever = Retriever(kb)
     gate = {"coverage": 0.7, "agreement_rank": 6, "agreement_coverage": 0.45, "agreement_child_coverage": 0.05,

@@ -135,6 +135,28 @@ def test_a_table_row_not_subscribed_is_flagged_with_its_header():
     assert "non souscrite" in premise.message and premise.source_id == "S1-T1"
 
 
+def test_a_guarantee_under_an_optional_heading_is_flagged():
+    # the lead-in is the heading the list sits under (a joined section's heading: the unit's context)
+    item = _unit("- Vol - Bris de glace - Dommage électrique", context="Multirisque habitation\nLES GARANTIES OPTIONNELLES")
+    [premise] = inclusion_premises("Je suis chez Mila. Le vol est-il couvert dans les garanties de base ?", [item],
+                                   lambda s: "IPID Mila", lambda term: 1.0)
+    assert "optionnelles" in premise.message
+
+
+def test_a_guarantee_the_readers_formula_does_not_have_in_a_comparison_table_is_flagged():
+    row = _unit("| - Protection juridique non | non | oui |", "S1-T2", "Raqvam\n| LES GARANTIES | RAQVAM équilibre | "
+                "RAQVAM sérénité |")
+    row.display = "LES GARANTIES RAQVAM arbitrage : - Protection juridique non ; RAQVAM équilibre : non ; " \
+                  "RAQVAM sérénité : oui."
+    weights = lambda term: {"protect": 3.0, "jurid": 3.0}.get(term, 1.0)  # noqa: E731
+    question = "J'ai la formule Raqvam Équilibre de la MAIF. La garantie Protection juridique est-elle incluse ?"
+    [premise] = inclusion_premises(question, [row], lambda s: "Tableau 2", weights)
+    assert premise.kind == "guarantee-not-included" and premise.source_id == "S1-T2"
+    assert "« RAQVAM équilibre »" in premise.message and "« non »" in premise.message
+    # the formula that has it: nothing to flag
+    assert inclusion_premises(question.replace("Équilibre", "Sérénité"), [row], str, weights) == []
+
+
 def test_a_waiting_period_the_source_says_there_is_none_of_is_flagged_under_its_other_name():
     from rag_assets.answering.premises import absence_premises
     from rag_assets.retrieve.thesaurus import load_thesaurus

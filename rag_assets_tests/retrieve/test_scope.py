@@ -44,6 +44,14 @@ def test_a_name_no_document_holds_is_reported():
     assert "no document mentions Groupama" in result.describe()
 
 
+def test_an_insurer_in_capitals_no_document_holds_is_reported_but_other_acronyms_are_not():
+    known = lambda t: t not in ("axa", "itt")  # noqa: E731
+    assert scope("Mon prêt immobilier est assuré chez AXA : quel délai de carence ?", known).unknown_names == ("AXA",)
+    assert scope("Assuré auprès d'AXA, suis-je couvert ?", known).unknown_names == ("AXA",)
+    # an acronym the reader writes for words the documents spell out is left to the acronym dictionary
+    assert scope("Quelle franchise pour l'ITT chez MAIF ?", known).unknown_names == ()
+
+
 def test_names_are_capitalised_words_inside_a_sentence():
     assert names("Chez Groupama, j'ai la MAIF. Mon contrat Raqvam") == ["Groupama", "MAIF", "Raqvam"]
 
@@ -117,3 +125,11 @@ def test_common_words_of_a_title_choose_among_the_named_insurers_policies():
     alone = identities.scope(AnalyzedQuery.of("La protection juridique couvre-t-elle mon litige ?", "fr"),
                              lambda t: True, common)
     assert alone.document_ids == ()
+
+
+def test_function_words_are_no_content_of_a_question():
+    from rag_assets.retrieve.query import content_terms
+
+    # "chez" is in almost no passage: counted, it made every "chez MAIF" question look uncovered
+    assert content_terms("J'ai été cambriolé chez moi, suis-je bien couvert chez MAIF ?", "fr") == [
+        "cambriol", "couvert", "maif"]
