@@ -525,6 +525,10 @@ def evaluate_answers(name: str, settings: Settings, options: AnswerEvalOptions |
     kb = KnowledgeBase.from_settings(settings)
     documents = _documents(kb)
     failed = dict(sorted((failed_documents or {}).items()))
+    if not documents:  # every answer would be a refusal: a run that measures nothing
+        raise AnswerEvaluationError(f"{name}: no document of {settings.store} is published: " + (
+            "; ".join(f"{Path(f.get('file') or d).name}: {f.get('reason')}" for d, f in failed.items())
+            or f"build it first (rag-assets eval {name})"))
     judge_llm = _judge_client(options)
     rows: list[dict] = []
     with _Answerer(options, settings) as answerer:

@@ -153,3 +153,19 @@ def test_bad_files_fail_their_own_partition(sample_kb, tmp_path, name, content, 
     assert name in outcome.message and reason in outcome.message
     hits = KnowledgeBase.open(settings.store).search("franchise inondation zone A", k=1)
     assert "5 000" in hits[0].text
+
+
+def test_an_empty_store_is_built_although_the_instance_recorded_the_documents(sample_kb, tmp_path):
+    # the instance's records were made in another store: Dagster calls the partition fresh,
+    # the new store holds nothing of it (a new RAG_ASSETS_EVAL_STORES, a deleted folder)
+    settings, instance, outcomes = sample_kb
+    target = next(o for o in outcomes if o.path.suffix == ".md" and "provision" in o.path.name)
+    elsewhere = settings.model_copy(update={"store": tmp_path / "other-store"})
+    [outcome] = ingest([target.path], elsewhere, instance)
+    assert outcome.status == "indexed", outcome
+    store = KnowledgeStore(elsewhere.store)
+    assert [p["parent_id"] for p in load_parents(store, target.document_id)] == \
+        [p["parent_id"] for p in load_parents(KnowledgeStore(settings.store), target.document_id)]
+    assert KnowledgeBase.open(elsewhere.store).search("provisions techniques", k=1)
+    # and the first store, whose files are all there, is still left alone
+    assert {o.status for o in ingest([target.path], settings, instance)} == {"unchanged"}

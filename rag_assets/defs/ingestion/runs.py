@@ -46,7 +46,7 @@ from rag_assets.defs.ingestion.assets import (
     REFUSED_METADATA,
 )
 from rag_assets.errors import printable
-from rag_assets.store import safe_file_name
+from rag_assets.store import KnowledgeStore, safe_file_name
 from rag_assets.defs.resources import KnowledgeStoreResource
 from rag_assets.settings import Settings
 
@@ -270,6 +270,18 @@ def stages_to_run(instance: DagsterInstance, graph: IngestionGraph, resources: d
             for key, stages in stale_or_missing(instance, graph, resources, keys).items()}
 
 
+def absent_from_store(settings: Settings, key: str) -> list[str]:
+    """The stages whose files the store does not hold for document `key`. The instance's
+    records describe the store they were made in: another store given the same instance
+    (a new `RAG_ASSETS_EVAL_STORES`, a document folder deleted) would otherwise be reported
+    fresh by Dagster and never built."""
+    store = KnowledgeStore.of(settings)
+    outputs = {"source_document": store.document_dir(key) / "source.json",
+               "docling_document": store.docling_dir(key) / "document.json",
+               "parents": store.parents_path(key), "children": store.children_path(key)}
+    return [stage for stage, path in outputs.items() if not path.exists()]
+
+
 def recorded_metadata(instance: DagsterInstance, key: str, stages: Iterable[str],
                       graph: IngestionGraph | None = None) -> dict[str, dict[str, Any]]:
     """The metadata of the latest materialization of each stage for document `key`."""
@@ -354,6 +366,9 @@ def ingest(
     observe_sources(instance, graph, settings, keys)
     plan = ({key: list(STAGES) for key in keys} if force
             else stages_to_run(instance, graph, resources_for(settings, graph), keys))
+    for key in keys:
+        if absent := absent_from_store(settings, key):
+            plan[key] = graph.downstream([*plan[key], *absent])
     total = len(registration.duplicates) + len(keys) + len(links)
     outcomes: list[IngestOutcome] = []
 
