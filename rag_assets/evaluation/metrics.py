@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 METRICS = ("ndcg@10", "recall@5", "recall@10", "recall@20", "recall@100", "mrr@10", "hit_rate@1", "hit_rate@5", "hit_rate@10")
-HEADLINE = ("ndcg@10", "recall@10", "recall@100", "mrr@10", "hit_rate@5")
+HEADLINE = ("ndcg@10", "recall@5", "recall@10", "recall@100", "mrr@10", "hit_rate@5")
 CURVE_K = (1, 2, 3, 5, 10, 20, 30, 50, 100)
 SEED = 20240611
 RESAMPLES = 2000

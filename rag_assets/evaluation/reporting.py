@@ -59,8 +59,8 @@ def markdown_table(summary: dict, metrics=HEADLINE) -> str:
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     context = summary.get("context")
     if context:
-        lines += ["", f"Context (hybrid top {context['k']} parents): evidence share "
-                      f"{_fmt(context['evidence_share'])}, tokens {_fmt(context['context_tokens'], 0)}"]
+        lines += ["", f"Context (hybrid top {context['k']} parents `search` serves): evidence share, i.e. recall@{context['k']} "
+                      f"by evidence item, {_fmt(context['evidence_share'])}, tokens {_fmt(context['context_tokens'], 0)}"]
     lines += ["", f"{summary['counts']['judged']} judged questions; mean [95 % bootstrap CI, "
                   f"{summary['metrics']['bootstrap']['resamples']} resamples, seed {summary['metrics']['bootstrap']['seed']}]"]
     return "\n".join(lines)
@@ -83,8 +83,9 @@ def text_table(summary: dict, metrics=HEADLINE) -> str:
     out += [line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]
     context = summary.get("context")
     if context:
-        out.append(f"context: hybrid top {context['k']} parents hold {_fmt(context['evidence_share'])} of the evidence "
-                   f"for {_fmt(context['context_tokens'], 0)} tokens")
+        out.append(f"context: the hybrid top {context['k']} parents `search` serves hold {_fmt(context['evidence_share'])} "
+                   f"of the evidence items (recall@{context['k']} by evidence item; the table's recall@{context['k']} counts "
+                   f"every matching parent) for {_fmt(context['context_tokens'], 0)} tokens")
     published = {} if summary["config"].get("slice") else summary.get("published_reference", {})
     for name, values in published.items():
         measured = summary["metrics"]["engines"].get(name, {})
