@@ -24,7 +24,7 @@ from rag_assets.answering.router import route_by_rules
 from rag_assets.answering.citations import build_registry
 from rag_assets.language import detect_language as language_of
 from rag_assets.answering.verification import verify
-from rag_assets.answering.premises import check_premises, none_such_first, premise_reasons, prompt_note
+from rag_assets.answering.premises import check_premises, none_such_first, premise_passage, premise_reasons, prompt_note
 from rag_assets.answering.withholding import withhold
 
 
@@ -175,4 +175,4 @@ def _answer_from_sources(kb, answer: Answer, route, user_groups, llm, options: A
     answer.alerts.extend(alerts)
     alerts.clear()
     withhold(answer, registry, extractive if llm is not None else None,
-             extra=lambda p: premise_reasons(p, premises))
+             extra=lambda p: premise_reasons(p, premises), fallback=lambda p: premise_passage(p, premises, registry))

@@ -66,6 +66,7 @@ class Premise:
     source_name: str | None = None
     sub_question: int | None = None
     message: str = ""
+    passage: str | None = None  # figure-contradicted: the source's passage giving the right value
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -204,10 +205,11 @@ def figure_premises(question: str, answering: list[tuple[str, str, str, str]], c
         in_context = any(same_figure(claim, f) for text in context for f in figures(text))
         values: list[Figure] = []
         source = (None, None)
+        passage = None
         for source_id, name, display, raw in answering:
             found = entity_values(display, raw, question, claim)
             if found:
-                values, source = found, (source_id, name)
+                values, source, passage = found, (source_id, name), display
                 break
         right = [v for v in values if not same_figure(claim, v)]
         claimed_there = any(same_figure(claim, v) for v in values)
@@ -222,7 +224,7 @@ def figure_premises(question: str, answering: list[tuple[str, str, str, str]], c
             message = (f"La question indique {claim.describe()}, mais la source indique {said}"
                        + (f" ({source[1]})" if source[1] else "") + ".")
             premises.append(Premise("figure-contradicted", claim.describe(), given,
-                                    source[0], source[1], sub_question, message))
+                                    source[0], source[1], sub_question, message, passage))
     return premises
 
 
@@ -432,6 +434,25 @@ def premise_reasons(paragraph, premises: list[Premise]) -> list[str]:
                 same_figure(r, f) for r in right for f in shown):
             why.append(f"reprend {premise.claim}, que les sources contredisent")
     return why
+
+
+def premise_passage(paragraph, premises: list[Premise], registry):
+    """The passage of a contradicted premise's source that gives the right value, as the
+    paragraph answering `paragraph`'s sub-question (verified: shown only if supported)."""
+    from rag_assets.answering.model import Paragraph
+    from rag_assets.answering.verification import verify
+    from rag_assets.answering.withholding import reasons
+
+    for premise in premises:
+        if premise.kind != "figure-contradicted" or not premise.passage or premise.source_id not in registry or (
+                premise.sub_question is not None and paragraph.sub_question not in (None, premise.sub_question)):
+            continue
+        candidate = Paragraph(text=premise.passage, source_ids=[premise.source_id], sub_question=paragraph.sub_question)
+        verify([candidate], registry, llm=None)
+        if not reasons(candidate):
+            candidate.notes.append("la valeur que donne la source, à la place d'un paragraphe qui reprenait la prémisse")
+            return candidate
+    return None
 
 
 def prompt_note(premises: list[Premise]) -> str:

@@ -54,10 +54,12 @@ def _replacement(paragraph: Paragraph, subs, registry, extractive) -> Paragraph 
     return candidate
 
 
-def withhold(answer, registry, extractive=None, extra=None) -> None:
+def withhold(answer, registry, extractive=None, extra=None, fallback=None) -> None:
     """Apply the kill switch to `answer.paragraphs` (verified): withheld paragraphs move to
     `answer.withheld` with their reason, their replacement takes their place. `extra`:
-    paragraph -> further reasons (a false premise repeated as the answer)."""
+    paragraph -> further reasons (a false premise repeated as the answer); `fallback`:
+    paragraph -> the replacement to use when the extractive one is none (the passage
+    giving the value the false premise contradicts)."""
     kept: list[Paragraph] = []
     for number, paragraph in enumerate(answer.paragraphs, start=1):
         why = reasons(paragraph) + (list(extra(paragraph)) if extra else [])
@@ -65,6 +67,8 @@ def withhold(answer, registry, extractive=None, extra=None) -> None:
             kept.append(paragraph)
             continue
         replacement = _replacement(paragraph, answer.sub_questions, registry, extractive)
+        if replacement is None and fallback is not None:
+            replacement = fallback(paragraph)
         if replacement is not None and any(replacement.text == k.text for k in kept):
             replacement, duplicate = None, True
         else:

@@ -124,3 +124,24 @@ def test_words_inside_an_e_mail_or_web_address_do_not_count(kb):
     contact = _unit("Réclamations : franchise.inondation.zone@assureur.example ou https://inondation.example/zone.")
     plain = _unit("Réclamations : écrivez au service clients.")
     assert answerer.score(question, contact) == answerer.score(question, plain)
+
+
+def test_a_paragraph_repeating_a_false_figure_is_replaced_by_the_passage_giving_the_right_one(kb):
+    from rag_assets.answering.citations import build_registry
+    from rag_assets.answering.model import Paragraph
+    from rag_assets.answering.premises import Premise, premise_passage
+
+    [hit] = kb.hits(kb.retrieve("franchise inondation zone A"), 1)
+    registry = build_registry(kb, [hit.parent_id])
+    source = next(e for e in registry.entries.values() if e.kind == "table")
+    passage = next(line for line in source.text.splitlines() if "5 000" in line)
+    premise = Premise("figure-contradicted", "500 €", ["5 000 €"], source.source_id, source.name, 0,
+                      "La question indique 500 €, mais la source indique 5 000 €.", passage)
+    repeated = Paragraph(text="La franchise inondation en zone A est de 500 €.", source_ids=[source.source_id],
+                         sub_question=0)
+    replacement = premise_passage(repeated, [premise], registry)
+    assert replacement.source_ids == [source.source_id] and "5 000" in replacement.text
+    assert replacement.verdict == "supported" and not replacement.unsupported_numbers
+    # a passage the source does not hold is never shown in its place
+    invented = Premise(**{**premise.to_dict(), "passage": "Inondation zone A : 7 500 €"})
+    assert premise_passage(repeated, [invented], registry) is None
