@@ -4,8 +4,12 @@ Real policies print a table of contents ("Annexe 2 : … ------ 79"); the layout
 sees its lines as headings or as a two-column table, so a passage ended up under a path
 of unrelated headings. Here the contents are recognized (leader dots/dashes, trailing
 page numbers), moved out of the body (furniture: kept in the document, not indexed), and
-their entries confirm which headings are real. Headings broken over two lines are
-joined; a "heading" that is the first line of a paragraph goes back into it; the
+their entries confirm which headings are real, and bring back a chapter heading the layout
+stage took for a page header (Allianz prints each chapter's title at the top of its first
+page: "Tableau de synthèse des garanties et options" was furniture, and the table under it
+sat under the previous chapter's heading). Headings broken over two lines are
+joined; a "heading" that is the first line of a paragraph, or a line in its middle, goes
+back into it; the
 document title comes from the PDF metadata when it reads like a title, else from the
 first page's headings.
 """
@@ -32,7 +36,9 @@ _PAGE_NUMBERS = re.compile(r"^(?:(?:p(?:age|\.)?\s*)?\d{1,3}\s*)+$", re.IGNORECA
 _REFERENCE = re.compile(r"^(?:p(?:age|\.)?\s*)?\d{1,3}(?:\s*(?:à|-|–|,)\s*\d{1,3})*$", re.IGNORECASE)
 _ENUMERATED = re.compile(r"^(?:[a-z]|[ivx]{1,4}|\d{1,3})[.)]\s|^article\b", re.IGNORECASE)  # "a. Prise d'effet"
 MIN_TOC_LINES = 3  # a page needs this many contents lines to hold a table of contents
+RUNNING_HEADER_PAGES = 3  # a page header on this many pages is a running title, not a chapter's heading
 PARAGRAPH_HEADING_WORDS = 4  # a "heading" this long running on in lowercase is a paragraph's first line
+PROSE_WORDS = 8  # a block this long stopping mid-sentence is prose that runs on (shorter: a label of a grid read as text)
 _BAD_TITLES = re.compile(r"^(untitled|undefined|sans titre|document\d*|microsoft word.*|.*\.(docx?|pdf|indd|qxd))$", re.IGNORECASE)
 
 
@@ -188,6 +194,48 @@ def _headings_back_into_paragraphs(document: DoclingDocument) -> None:
         document.delete_items(node_items=to_delete)
 
 
+def _previous_sibling(document: DoclingDocument, item):
+    parent = item.parent.resolve(document) if item.parent else document.body
+    refs = [c.cref for c in parent.children]
+    index = refs.index(item.self_ref)
+    return parent.children[index - 1].resolve(document) if index > 0 else None
+
+
+_SENTENCE_END = (".", ":", "?", "!", ";")
+
+
+def _continued_lines_out_of_headings(document: DoclingDocument) -> int:
+    """A "heading" in lowercase after a paragraph that stops mid-sentence is that sentence's
+    next line ("Les vêtements … à concurrence de leur valeur" / "résiduelle au jour du
+    sinistre, … un abattement de" / "20 % par année d'âge…" was three blocks, the middle one a
+    heading that cut MAIF's clothing rule in two): it joins the paragraph, and so does the
+    line after it when the sentence still runs on. Returns the headings joined."""
+    to_delete: list = []
+    for item, _ in list(document.iterate_items()):
+        if (not isinstance(item, SectionHeaderItem) or not item.text[:1].islower() or _ENUMERATED.match(item.text)
+                or len(item.text.split()) < 2 or item in to_delete):
+            continue
+        before = _previous_sibling(document, item)
+        if not (isinstance(before, TextItem) and not isinstance(before, (SectionHeaderItem, TitleItem))
+                and before.label == DocItemLabel.TEXT and before not in to_delete
+                and len(before.text.split()) >= PROSE_WORDS and not before.text.rstrip().endswith(_SENTENCE_END)):
+            continue
+        joined = [item]
+        after = _next_sibling(document, item)
+        if (isinstance(after, TextItem) and not isinstance(after, (SectionHeaderItem, TitleItem))
+                and after.label == DocItemLabel.TEXT and not item.text.rstrip().endswith(_SENTENCE_END)
+                and (after.text[:1].islower() or after.text[:1].isdigit())):
+            joined.append(after)
+        for line in joined:
+            before.text = f"{before.text.rstrip()} {line.text.strip()}"
+            before.orig = f"{before.orig.rstrip()} {line.orig.strip()}"
+            before.prov.extend(line.prov)
+        to_delete.extend(joined)
+    if to_delete:
+        document.delete_items(node_items=to_delete)
+    return sum(isinstance(i, SectionHeaderItem) for i in to_delete)
+
+
 def _row_texts(table: TableItem, row: int) -> list[str]:
     return [" ".join(c.text.split()).casefold() for c in table.data.grid[row]] if table.data.num_rows > row else []
 
@@ -243,13 +291,52 @@ def apply_structure(document: DoclingDocument) -> dict:
                 item.text, stripped = cleaned, stripped + 1
     _join_split_headings(document)
     _headings_back_into_paragraphs(document)
+    continued_lines = _continued_lines_out_of_headings(document)
+    toc_pages = sorted({i.prov[0].page_no for i in items if getattr(i, "prov", None)})
+    restored = _headings_from_page_headers(document, entries, min(toc_pages, default=0))
     confirmed = _confirm_headings(document, entries)
     return {
         "tables_continued_on_pages": continued,
         "toc_entries": len(entries),
-        "toc_pages": sorted({i.prov[0].page_no for i in items if getattr(i, "prov", None)}),
+        "toc_pages": toc_pages,
         "headings_confirmed_by_toc": confirmed,
+        "headings_restored_from_page_headers": restored,
+        "headings_joined_to_their_paragraph": continued_lines,
     }
+
+
+def _headings_from_page_headers(document: DoclingDocument, entries: list[TocEntry], toc_page: int) -> list[int]:
+    """A page header after the contents that is a contents entry, is no heading of the body
+    yet and heads at most two pages (a running title repeats on every page of its chapter)
+    becomes a heading, at the level of the headings numbered like it, else of the first
+    numbered level (a chapter title beside "I. …"). Returns the pages."""
+    titles = {_fold(e.title) for e in entries if _fold(e.title)}
+    if not titles:
+        return []
+    every = list(document.iterate_items(included_content_layers={*ContentLayer}))
+    headings = [item for item, _ in every if isinstance(item, SectionHeaderItem)
+                and item.content_layer == ContentLayer.BODY]
+    body_titles = {_fold(h.text) for h in headings}
+    page_headers = [item for item, _ in every if isinstance(item, TextItem) and item.label == DocItemLabel.PAGE_HEADER
+                    and item.prov and item.prov[0].page_no > toc_page]
+    pages_of: dict[str, set[int]] = {}
+    for item in page_headers:
+        pages_of.setdefault(_fold(item.text), set()).add(item.prov[0].page_no)
+    level_of_rank: dict = {}
+    for heading in headings:
+        rank = heading_rank(heading.text.strip())
+        if rank is not None:
+            level_of_rank.setdefault(rank, heading.level)
+    top_level = level_of_rank[min(level_of_rank)] if level_of_rank else min((h.level for h in headings), default=1)
+    chapters = [item for item in page_headers if _fold(item.text) in titles and _fold(item.text) not in body_titles
+                and len(pages_of[_fold(item.text)]) < RUNNING_HEADER_PAGES]
+    for item in chapters:
+        level = level_of_rank.get(heading_rank(item.text.strip()), top_level)
+        document.insert_heading(sibling=item, text=item.text, orig=item.orig, level=level, prov=item.prov[0],
+                                content_layer=ContentLayer.BODY, after=False)
+    if chapters:
+        document.delete_items(node_items=chapters)
+    return [item.prov[0].page_no for item in chapters]
 
 
 def _confirm_headings(document: DoclingDocument, entries: list[TocEntry]) -> int:

@@ -1,9 +1,10 @@
-"""Heading levels from legal numbering (what heads the tree, what only heads itself), and
-contents printed as headings."""
+"""Heading levels from legal numbering (what heads the tree, what only heads itself),
+contents printed as headings, and chapter headings the layout took for page headers."""
 
 from docling_core.types.doc import BoundingBox, DocItemLabel, DoclingDocument, ProvenanceItem, SectionHeaderItem, Size
+from docling_core.types.doc.document import ContentLayer
 
-from rag_assets.parsing.structure import find_table_of_contents
+from rag_assets.parsing.structure import apply_structure, find_table_of_contents
 from rag_assets.parsing.text_repair import LEAF_LEVEL, assign_heading_levels, heading_rank
 
 
@@ -66,3 +67,74 @@ def test_contents_printed_as_headings_leave_the_body():
     items, _ = find_table_of_contents(document)
     assert all(item in items for item in contents)
     assert note not in items and not any(item in items for item in body)
+
+
+def test_a_chapter_title_taken_for_a_page_header_heads_its_chapter_again():
+    # Allianz prints each chapter's title at the top of its first page; the layout calls it a
+    # page header, and the synthesis table then sat under the previous chapter's heading
+    document = DoclingDocument(name="notice")
+    for page in range(1, 9):
+        document.add_page(page_no=page, size=Size(width=600, height=800))
+
+    def add(page, text, label=DocItemLabel.TEXT, top=300):
+        prov = ProvenanceItem(page_no=page, bbox=BoundingBox(l=50, t=top, r=500, b=top + 20), charspan=(0, len(text)))
+        if label == DocItemLabel.SECTION_HEADER:
+            return document.add_heading(text, prov=prov)
+        layer = ContentLayer.FURNITURE if label == DocItemLabel.PAGE_HEADER else ContentLayer.BODY
+        return document.add_text(label=label, text=text, prov=prov, content_layer=layer)
+
+    add(1, "Allianz Prévoyance", DocItemLabel.SECTION_HEADER)
+    add(2, "3 Quels services propose votre espace client ?", DocItemLabel.SECTION_HEADER)
+    add(2, "Vous trouverez dans votre espace client le détail des garanties.")
+    for line in ("Tableau de synthèse des garanties et options ------ 3", "Les conditions d'adhésion ------ 5",
+                 "I. Le Contrat ------ 5", "Lexique ------ 8"):
+        add(3, line)
+    add(4, "Tableau de synthèse des garanties et options", DocItemLabel.PAGE_HEADER, top=20)
+    add(4, "Rente éducation : entre 900 € et 50 000 €/an/enfant.")
+    for page in (5, 6, 7):  # a running title on every page of its chapter stays furniture
+        add(page, "Les conditions d'adhésion", DocItemLabel.PAGE_HEADER, top=20)
+    add(5, "I. Le Contrat", DocItemLabel.SECTION_HEADER)
+    add(5, "Le contrat est souscrit par l'association.")
+    add(8, "Lexique", DocItemLabel.PAGE_HEADER, top=20)
+    add(8, "Lexique", DocItemLabel.SECTION_HEADER)  # already a heading: not doubled
+    assign_heading_levels(document)
+
+    structure = apply_structure(document)
+
+    assert structure["headings_restored_from_page_headers"] == [4]
+    headings = [(h.text, h.level) for h, _ in document.iterate_items() if isinstance(h, SectionHeaderItem)]
+    assert ("Tableau de synthèse des garanties et options", 2) in headings  # beside "I. Le Contrat"
+    assert ("I. Le Contrat", 2) in headings
+    assert [t for t, _ in headings].count("Lexique") == 1
+    assert "Les conditions d'adhésion" not in [t for t, _ in headings]
+    order = [getattr(i, "text", "") for i, _ in document.iterate_items()]
+    assert order.index("Tableau de synthèse des garanties et options") < order.index(
+        "Rente éducation : entre 900 € et 50 000 €/an/enfant.")
+
+
+def test_a_line_in_the_middle_of_a_sentence_is_no_heading():
+    # MAIF's clothing rule came out as text / "heading" / text, the heading in lowercase
+    document = DoclingDocument(name="policy")
+    document.add_page(page_no=24, size=Size(width=600, height=800))
+
+    def add(text, heading=False, top=100):
+        prov = ProvenanceItem(page_no=24, bbox=BoundingBox(l=50, t=top, r=500, b=top + 12), charspan=(0, len(text)))
+        return document.add_heading(text, prov=prov) if heading else document.add_text(DocItemLabel.TEXT, text, prov=prov)
+
+    add("3.2 - L'indemnisation de vos biens", heading=True, top=80)
+    add("Les vêtements, accessoires d'habillement, linge de maison sont indemnisés à concurrence de leur valeur", top=100)
+    add("résiduelle au jour du sinistre, c'est-à-dire en appliquant à leur valeur de remplacement à neuf un abattement de",
+        heading=True, top=112)
+    add("20 % par année d'âge ou fraction d'année.", top=124)
+    add("Valeur d'achat 2", top=200)  # a grid's label read as text: its next "heading" stays where it is
+    add("de 6 à 12 mois 1", heading=True, top=212)
+
+    structure = apply_structure(document)
+
+    assert structure["headings_joined_to_their_paragraph"] == 1
+    texts = [i.text for i, _ in document.iterate_items() if not isinstance(i, SectionHeaderItem)]
+    assert ("Les vêtements, accessoires d'habillement, linge de maison sont indemnisés à concurrence de leur valeur "
+            "résiduelle au jour du sinistre, c'est-à-dire en appliquant à leur valeur de remplacement à neuf un "
+            "abattement de 20 % par année d'âge ou fraction d'année.") in texts
+    headings = [i.text for i, _ in document.iterate_items() if isinstance(i, SectionHeaderItem)]
+    assert headings == ["3.2 - L'indemnisation de vos biens", "de 6 à 12 mois 1"]
