@@ -145,3 +145,16 @@ def test_a_paragraph_repeating_a_false_figure_is_replaced_by_the_passage_giving_
     # a passage the source does not hold is never shown in its place
     invented = Premise(**{**premise.to_dict(), "passage": "Inondation zone A : 7 500 €"})
     assert premise_passage(repeated, [invented], registry) is None
+
+
+def test_the_same_clause_twice_is_shown_once(kb):
+    # Allianz's notice lists the documents to send twice, a comma and an agreement apart: the
+    # copy took the answer's second slot from the sentence holding the 15-day limit
+    answerer = ExtractiveAnswerer(kb)
+    first = _unit("- si vous êtes travailleur non salarié, une copie de l'extrait du Registre du commerce, "
+                  "antérieure à la date d'arrêt de travail et datant de moins de 3 mois ;")
+    copy = _unit("- si vous êtes travailleur non salarié, une copie de l'extrait du Registre du commerce , "
+                 "antérieur à la date d'arrêt de travail et datant de moins de 3 mois ;")
+    other = _unit("Vous devez déclarer votre arrêt de travail au plus tard dans les 15 jours ouvrés.")
+    assert answerer._repeats(copy, first)
+    assert not answerer._repeats(other, first)
