@@ -41,6 +41,7 @@ SEPARATOR = "\n\n"
 # A short line just before a table that names it, when the format has no caption link
 # (Markdown, many PDFs): "Tableau 1 – Franchises", "Table 3: ...".
 _CAPTION_LIKE = re.compile(r"^\s*(tableau|table|figure|fig\.|formule)\s*[\dIVX]*\b", re.IGNORECASE)
+_TABLE_TITLE = re.compile(r"^\s*(tableau|table)\b", re.IGNORECASE)
 _DISPLAY_MATH = re.compile(r"^\s*(\$\$|\\\[|\\begin\{(equation|align))")
 
 
@@ -176,7 +177,13 @@ def _blocks_and_headings(document: DoclingDocument):
         nonlocal pending_caption
         if pending_caption is not None:
             item, pending_caption = pending_caption, None
-            yield ("block", Block("text", item.text.strip(), [item.self_ref], _pages(item)))
+            if isinstance(item, SectionHeaderItem) and _TABLE_TITLE.match(item.text):
+                # no table adopted it: the heading it was ("Tableau de synthèse des garanties et
+                # options", a chapter of Allianz's contents, over a sentence then its table;
+                # "Formule PJ 2" over a comparison's column stays a line of text)
+                yield ("heading", max(1, int(item.level)), item.text.strip())
+            else:
+                yield ("block", Block("text", item.text.strip(), [item.self_ref], _pages(item)))
 
     for item, _level in document.iterate_items():
         if isinstance(item, TitleItem):

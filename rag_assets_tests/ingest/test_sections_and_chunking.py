@@ -157,3 +157,31 @@ def test_text_set_inside_a_picture_is_indexed_with_it():
     assert block.text == "Vol du véhicule avec disparition 20 jours Panne 7 jours"
     assert picture.self_ref in _body_items(document) and logo.self_ref not in _body_items(document)
     assert picture.self_ref in parent.item_refs
+
+
+def test_a_table_title_heading_no_table_adopts_stays_a_heading():
+    """The layout calls a table's caption a heading; a "Tableau …" heading followed by a
+    sentence is the chapter it says (Allianz's "Tableau de synthèse des garanties et
+    options"), a "Formule PJ 2" column label followed by text stays text, and a caption
+    heading followed by its table names the table."""
+    from docling_core.types.doc import DocItemLabel, DoclingDocument, TableCell, TableData
+
+    document = DoclingDocument(name="notice")
+    document.add_heading("3 Quels services propose votre espace client ?", level=2)
+    document.add_text(DocItemLabel.TEXT, "Vous trouverez dans votre espace client le détail des garanties.")
+    document.add_heading("Tableau de synthèse des garanties et options", level=2)
+    document.add_text(DocItemLabel.TEXT, "Voici la synthèse des garanties et options.")
+    document.add_heading("Formule PJ 2", level=2)
+    document.add_text(DocItemLabel.TEXT, "Plafond d'intervention : 50 000 €.")
+    document.add_heading("Tableau 2 – Rentes", level=2)
+    cells = [TableCell(text=t, start_row_offset_idx=r, end_row_offset_idx=r + 1, start_col_offset_idx=c,
+                       end_col_offset_idx=c + 1, column_header=r == 0)
+             for r, row in enumerate([["Garantie", "Montant"], ["Rente éducation", "900 € à 50 000 €"]])
+             for c, t in enumerate(row)]
+    document.add_table(data=TableData(num_rows=2, num_cols=2, table_cells=cells))
+    parents = build_parents(document, "doc-4", lambda t: len(t.split()))
+    paths = {p.heading_path[-1] for p in parents}
+    assert "Tableau de synthèse des garanties et options" in paths
+    assert "Formule PJ 2" not in paths and any("Formule PJ 2" in p.text for p in parents)
+    [table] = [b for p in parents for b in p.blocks if b.kind == "table"]
+    assert table.caption == "Tableau 2 – Rentes"
