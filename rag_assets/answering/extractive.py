@@ -123,6 +123,7 @@ SENTENCE_SHARE = 0.4  # of the best section's coverage, the least a sentence mus
 LABEL_NOVEL_TERMS = 2  # a unit with fewer terms than this beyond the question's is a label
 LABEL_FACTOR = 0.5
 WANTED_FIGURE_BONUS = 0.1  # a unit holding a figure of the kind the question asks for
+SIBLING_CODES = 2  # a unit naming the asked "niveau 3" and this many other levels lists them, it answers none
 NEAR_DUPLICATE = 0.85  # share of analysed terms two sentences share to be the same clause twice
 RANK_DISCOUNT = 0.025  # a unit's score shrinks by this share per rank of its parent (golden-insurance dev, PDF stages v6: citation 40/48 at 0.025, 39 at 0.0125, 38 at 0, 37 at 0.05)
 
@@ -167,6 +168,9 @@ class ExtractiveAnswerer:
         if qualified:
             named = qualified_ids(text)
             for noun, code in qualified:
+                siblings = {c for n, c in named if n == noun} - {c for n, c in qualified if n == noun}
+                if (noun, code) in named and len(siblings) >= SIBLING_CODES:
+                    continue  # "Niveau 1 Niveau 2 … Niveau 6": a list of every level picks none
                 if (noun, code) in named:
                     score += 0.25
                 elif any(n == noun and c != code for n, c in named):

@@ -158,3 +158,14 @@ def test_the_same_clause_twice_is_shown_once(kb):
     other = _unit("Vous devez déclarer votre arrêt de travail au plus tard dans les 15 jours ouvrés.")
     assert answerer._repeats(copy, first)
     assert not answerer._repeats(other, first)
+
+
+def test_a_list_of_every_level_is_no_answer_for_one_of_them(kb):
+    # APRIL's header line "Niveau 1 … Niveau 6" named the asked levels and won by it
+    answerer = ExtractiveAnswerer(kb)
+    question = "Puis-je prendre le niveau 6 en hospitalisation et le niveau 2 en optique ?"
+    levels = _unit("Niveau 1 Niveau 2 Niveau 3 Niveau 4 Niveau 5 Niveau 6")
+    rule = _unit("Les niveaux des deux modules sont modulables jusqu'à 2 niveaux d'écart.")
+    one = _unit("Le niveau 2 en optique n'est accessible qu'avec les niveaux 3 à 6 en hospitalisation.")
+    assert answerer.score(question, rule) > answerer.score(question, levels)
+    assert answerer.score(question, one) > answerer.score(question, levels)
