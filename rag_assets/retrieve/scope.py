@@ -144,8 +144,10 @@ class DocumentIdentities:
             if not holders & chosen:
                 top = max(score[d] for d in holders)
                 chosen |= {d for d in holders if score[d] == top}
-        used = tuple(t for t in naming if any(t in self.terms[d] for d in chosen))
         sides = _sides(frozenset(chosen), [frozenset(d for d in chosen if t in self.terms[d]) for t in written])
+        if len(sides) == 1:  # the product the reader named, alone
+            chosen, sides = set(sides[0]), ()
+        used = tuple(t for t in naming if any(t in self.terms[d] for d in chosen))
         return Scope(tuple(sorted(chosen)), used, unknown, sides)
 
 
@@ -164,12 +166,17 @@ def _synonyms(thesaurus: Thesaurus, text: str, language: str) -> set[str]:
 def _sides(scope: frozenset[str], named: list[frozenset[str]]) -> tuple[tuple[str, ...], ...]:
     """The sides the ranking alternates between: the smallest document sets the written names
     select, when there are at least two and they are pairwise disjoint (a comparison); or, when
-    one set is named most precisely inside a wider scope ("l'IPID de la prévoyance TNS
-    d'Allianz"), that set and the rest of the scope; () otherwise."""
+    one document is named most precisely inside a wider scope ("l'IPID de la prévoyance TNS
+    d'Allianz"), that document and the rest of the scope; () otherwise. A name that selects
+    several documents most precisely ("TNS": the notice and its IPID) names their product, and
+    the scope's other documents are other products ("Personne Clé", named only by "Allianz"):
+    that set alone, the whole scope."""
     sets = {s for s in named if s}
     smallest = [s for s in sets if not any(other < s for other in sets)]
-    if len(smallest) == 1 and smallest[0] < scope:  # the precisely named set first
-        return tuple(sorted(smallest[0])), tuple(sorted(scope - smallest[0]))
+    if len(smallest) == 1 and smallest[0] < scope:
+        if len(smallest[0]) > 1:
+            return (tuple(sorted(smallest[0])),)
+        return tuple(sorted(smallest[0])), tuple(sorted(scope - smallest[0]))  # the named document first
     if len(smallest) < 2 or any(a & b for i, a in enumerate(smallest) for b in smallest[i + 1:]):
         return ()
     return tuple(sorted(tuple(sorted(s)) for s in smallest))

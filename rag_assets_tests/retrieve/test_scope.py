@@ -86,6 +86,20 @@ def test_one_precisely_named_document_is_a_side_of_its_wider_scope():
     assert found.groups == (("ipid",), ("tns",))
 
 
+def test_a_product_named_most_precisely_is_the_whole_scope():
+    # "TNS" names the notice and its IPID; "Allianz" also names the Personne Clé notice, another
+    # product: it used to take every other place of the ranking
+    identities = DocumentIdentities.of({**DOCUMENTS, "ipid": {"title": "Assurance prévoyance – Document d'information",
+                                                              "file_name": "allianz-vie_prevoyance-tns-ipid_2024.pdf"},
+                                        "cle": {"title": "Notice d'information – Allianz Prévoyance Personne Clé",
+                                                "file_name": "allianz-vie_prevoyance-personne-cle-notice_2025.pdf"}})
+    found = identities.scope(AnalyzedQuery.of("J'ai une prévoyance TNS Allianz avec un capital décès : quel délai de "
+                                              "carence ?", "fr"), lambda t: True, lambda t: False)
+    assert found.document_ids == ("ipid", "tns") and found.groups == ()
+    assert set(identities.scope(AnalyzedQuery.of("Chez Allianz, quel délai de carence ?", "fr"),
+                                lambda t: True, lambda t: False).document_ids) == {"ipid", "tns", "cle"}
+
+
 def test_a_question_naming_one_document_has_no_sides():
     assert scope("Avec mon contrat Raqvam, le vol de mon sac est-il couvert ?").groups == ()
 
