@@ -158,9 +158,9 @@ def _join_split_headings(document: DoclingDocument) -> None:
         if first in to_delete or not first.prov or not second.prov:
             continue
         same_page = first.prov[0].page_no == second.prov[0].page_no
-        consecutive = first.parent == second.parent and _next_sibling(document, first) is second
+        consecutive = first.parent == second.parent and _sibling(document, first) is second
         if (same_page and consecutive and second.text[:1].islower() and heading_rank(second.text) is None
-                and not _ENUMERATED.match(second.text) and not first.text.rstrip().endswith((".", ":", "?", "!", ";"))):
+                and not _ENUMERATED.match(second.text) and not first.text.rstrip().endswith(_SENTENCE_END)):
             first.text = f"{first.text.rstrip()} {second.text.strip()}"
             first.orig = first.text
             first.prov.extend(second.prov)
@@ -169,11 +169,19 @@ def _join_split_headings(document: DoclingDocument) -> None:
         document.delete_items(node_items=to_delete)
 
 
-def _next_sibling(document: DoclingDocument, item):
+def _sibling(document: DoclingDocument, item, step: int = 1):
+    """The item `step` places after `item` under the same parent (-1: the one before), or None."""
     parent = item.parent.resolve(document) if item.parent else document.body
     refs = [c.cref for c in parent.children]
-    index = refs.index(item.self_ref)
-    return parent.children[index + 1].resolve(document) if index + 1 < len(refs) else None
+    index = refs.index(item.self_ref) + step
+    return parent.children[index].resolve(document) if 0 <= index < len(refs) else None
+
+
+_SENTENCE_END = (".", ":", "?", "!", ";")
+
+
+def _is_paragraph(item) -> bool:
+    return isinstance(item, TextItem) and item.label == DocItemLabel.TEXT
 
 
 def _headings_back_into_paragraphs(document: DoclingDocument) -> None:
@@ -182,26 +190,15 @@ def _headings_back_into_paragraphs(document: DoclingDocument) -> None:
     for item, _ in list(document.iterate_items()):
         if not isinstance(item, SectionHeaderItem) or len(item.text.split()) < PARAGRAPH_HEADING_WORDS:
             continue
-        following = _next_sibling(document, item)
-        if (isinstance(following, TextItem) and not isinstance(following, (SectionHeaderItem, TitleItem))
-                and following.label == DocItemLabel.TEXT and following.text[:1].islower()
-                and not item.text.rstrip().endswith((".", ":", "?", "!", ";"))):
+        following = _sibling(document, item)
+        if (_is_paragraph(following) and following.text[:1].islower()
+                and not item.text.rstrip().endswith(_SENTENCE_END)):
             following.text = f"{item.text.rstrip()} {following.text}"
             following.orig = f"{item.orig.rstrip()} {following.orig}"
             following.prov[:0] = item.prov
             to_delete.append(item)
     if to_delete:
         document.delete_items(node_items=to_delete)
-
-
-def _previous_sibling(document: DoclingDocument, item):
-    parent = item.parent.resolve(document) if item.parent else document.body
-    refs = [c.cref for c in parent.children]
-    index = refs.index(item.self_ref)
-    return parent.children[index - 1].resolve(document) if index > 0 else None
-
-
-_SENTENCE_END = (".", ":", "?", "!", ";")
 
 
 def _continued_lines_out_of_headings(document: DoclingDocument) -> int:
@@ -215,15 +212,13 @@ def _continued_lines_out_of_headings(document: DoclingDocument) -> int:
         if (not isinstance(item, SectionHeaderItem) or not item.text[:1].islower() or _ENUMERATED.match(item.text)
                 or len(item.text.split()) < 2 or item in to_delete):
             continue
-        before = _previous_sibling(document, item)
-        if not (isinstance(before, TextItem) and not isinstance(before, (SectionHeaderItem, TitleItem))
-                and before.label == DocItemLabel.TEXT and before not in to_delete
-                and len(before.text.split()) >= PROSE_WORDS and not before.text.rstrip().endswith(_SENTENCE_END)):
+        before = _sibling(document, item, -1)
+        if not (_is_paragraph(before) and before not in to_delete and len(before.text.split()) >= PROSE_WORDS
+                and not before.text.rstrip().endswith(_SENTENCE_END)):
             continue
         joined = [item]
-        after = _next_sibling(document, item)
-        if (isinstance(after, TextItem) and not isinstance(after, (SectionHeaderItem, TitleItem))
-                and after.label == DocItemLabel.TEXT and not item.text.rstrip().endswith(_SENTENCE_END)
+        after = _sibling(document, item)
+        if (_is_paragraph(after) and not item.text.rstrip().endswith(_SENTENCE_END)
                 and (after.text[:1].islower() or after.text[:1].isdigit())):
             joined.append(after)
         for line in joined:
