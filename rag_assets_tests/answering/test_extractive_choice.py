@@ -169,3 +169,31 @@ def test_a_list_of_every_level_is_no_answer_for_one_of_them(kb):
     one = _unit("Le niveau 2 en optique n'est accessible qu'avec les niveaux 3 à 6 en hospitalisation.")
     assert answerer.score(question, rule) > answerer.score(question, levels)
     assert answerer.score(question, one) > answerer.score(question, levels)
+
+
+def test_the_last_sentence_slot_goes_to_a_passage_not_quoted_yet(kb):
+    # TNS IPID: the two best sentences and a third of the same passage (the capital amounts)
+    # left out the next passage's "suicide during the first year", about as good
+    import dataclasses
+
+    from rag_assets.answering.citations import build_registry
+    from rag_assets.answering.extractive import units_of
+    from rag_assets.answering.model import SubQuestion
+
+    question = "Franchise inondation en zone A ?"
+    first, second = [h.parent_id for h in kb.hits(kb.retrieve(question), 2)]
+    registry = build_registry(kb, [first, second])
+    units, _ = units_of(registry, kb)
+    of = {registry[u.section_id].parent_id: u for u in units}
+    tails = ["le montant figure au tableau des franchises.", "elle s'applique à chaque événement déclaré.",
+             "l'assureur la déduit de l'indemnité versée après expertise.",
+             "elle reste due même après une catastrophe naturelle reconnue."]
+    written = [dataclasses.replace(of[parent], text=f"Franchise inondation zone A : {tail}",
+                                   display=f"Franchise inondation zone A : {tail}")
+               for parent, tail in zip([first, first, first, second], tails)]
+    answerer = ExtractiveAnswerer(kb)
+    assert len({answerer.score(question, u) for u in written}) == 1  # alike but for their passage's rank
+    sub = SubQuestion(text=question, parent_ids=[first, second], best_score=0.6)
+    [paragraph] = answerer.answer_sub_question(0, sub, written, registry, targeted=True)
+    assert tails[0] in paragraph.text and tails[1] in paragraph.text
+    assert tails[3] in paragraph.text and tails[2] not in paragraph.text
