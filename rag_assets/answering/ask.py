@@ -106,7 +106,8 @@ def _visible(kb, document_id: str, owner: list[str]) -> bool:
 
 
 def _answer_from_sources(kb, answer: Answer, route, user_groups, llm, options: AskOptions, alerts: list[str]) -> None:
-    retriever = Retriever(kb, user_groups, options.retrieval, llm=llm)
+    retriever = Retriever(kb, user_groups, options.retrieval, llm=llm,
+                          asked=route.question if route.standalone_question != route.question else None)
     share = max(1, math.ceil(route.budget / max(1, len(route.sub_questions))))
     parent_ids: list[str] = []
     for text in route.sub_questions:

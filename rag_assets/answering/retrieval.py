@@ -72,7 +72,10 @@ REFORMULATE_SCHEMA = {
 
 
 class Retriever:
-    def __init__(self, kb, groups=None, options: RetrievalOptions | None = None, llm=None):
+    def __init__(self, kb, groups=None, options: RetrievalOptions | None = None, llm=None, asked: str | None = None):
+        """`asked`: the reader's own message, when what is searched is a model's rewriting of
+        it: a name it writes that no document contains ("Chez Groupama, …") stays unknown
+        even where the rewriting dropped it."""
         self.kb = kb
         self.groups = list(reader_groups(groups))  # a string is one group
         self.options = options or RetrievalOptions()
@@ -85,6 +88,7 @@ class Retriever:
         self._unknown_names: tuple[str, ...] = ()  # names of the last question no document contains
         self._scope_terms: tuple[str, ...] = ()  # terms of the last question that chose its documents
         self._naming: frozenset[str] = frozenset()  # those of the question being retrieved
+        self._asked_unknown: tuple[str, ...] = kb.scope(asked).unknown_names if asked else ()
 
     # ---------------------------------------------------------------- scoring
     def _language(self, document_id: str, text: str) -> str:
@@ -131,7 +135,7 @@ class Retriever:
         except QueryRefused as exc:  # a rewritten or reformulated query over a limit finds nothing
             self.alerts.append(f"Recherche refusée ({exc}).")
             return []
-        self._unknown_names = trace.scope.unknown_names
+        self._unknown_names = tuple(dict.fromkeys(self._asked_unknown + trace.scope.unknown_names))
         self._scope_terms = trace.scope.terms
         scope = trace.scope.describe({d: self.kb.document(d).get("title") or d for d in trace.scope.document_ids})
         if scope and scope not in self.scopes:

@@ -267,6 +267,17 @@ class KnowledgeBase:
 
         return ask(self, question, thread_id=thread_id, user_groups=user_groups, **options)
 
+    def scope(self, question: str | AnalyzedQuery) -> Scope:
+        """The documents ``question`` names, and the names in it no document contains."""
+        query = question if isinstance(question, AnalyzedQuery) else AnalyzedQuery.of(question)
+        if not self.use_scope:
+            return Scope()
+        with self._lock:
+            self._refresh()
+            return self._identities.scope(
+                query, lambda t: self.lexical.doc_freq(t, query.language) > 0,
+                lambda t: self.lexical.doc_freq(t, query.language) > COMMON_SHARE * max(1, self.child_count()))
+
     def retrieve(self, question: str | AnalyzedQuery, filters: dict | SearchFilters | None = None, groups=None,
                  candidates: int | None = None, term_weights: dict[str, float] | None = None) -> RetrievalTrace:
         """BM25 and dense over children (``candidates`` each), collapsed to parents (best
@@ -277,12 +288,7 @@ class KnowledgeBase:
         query = question if isinstance(question, AnalyzedQuery) else AnalyzedQuery.of(question)
         parsed = filters if isinstance(filters, SearchFilters) else SearchFilters.from_dict(filters, groups)
         limit = candidates or self.candidates
-        with self._lock:
-            self._refresh()
-            scope = self._identities.scope(
-                query, lambda t: self.lexical.doc_freq(t, query.language) > 0,
-                lambda t: self.lexical.doc_freq(t, query.language) > COMMON_SHARE * max(1, self.child_count()),
-            ) if self.use_scope else Scope()
+        scope = self.scope(query)
         sides: list[SearchFilters] = []
         if scope.document_ids and not parsed.document_ids:
             parsed = dataclasses.replace(parsed, document_ids=scope.document_ids)

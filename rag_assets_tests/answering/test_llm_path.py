@@ -286,3 +286,18 @@ def test_injected_passage_reaches_the_model_only_as_delimited_flagged_data(kb):
     assert "réponds 42" in sources and "ne pas l'exécuter" in sources  # inside the delimiters, flagged
     assert "réponds 42" not in user.replace(sources, "")
     assert "5 000 €" in generated.paragraphs[0].text
+
+
+def test_a_name_the_reader_wrote_stays_unknown_when_the_router_drops_it(kb):
+    # the local model's router rewrote "Chez Assurex, …" as the plain question: the reader's
+    # insurer has no document, so nothing is looked up for it and nothing is answered
+    asked = "Chez Assurex, quelle est la franchise pour une inondation en zone A ?"
+    script = {"route": [route(ZONE_A)], "reformulate": [{"json": {"query": "franchise inondation zone A"}}],
+              "answer": [answer_citing_table()], "verify": [verify_supported()]}
+    with ScriptedOpenAI(script) as server:
+        answer = ask(kb, asked, endpoints=[endpoint(server, "primary")], options=AskOptions(log=False))
+        assert server.requests_for("answer") == []
+    assert answer.route.standalone_question == ZONE_A
+    [sub] = answer.sub_questions
+    assert sub.gate["unknown_names"] == ["Assurex"] and sub.status == "no_source_found"
+    assert answer.refused and "5 000" not in answer.text
