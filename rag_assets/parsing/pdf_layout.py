@@ -71,6 +71,7 @@ LINE_GAP = 0.8  # max gap between lines of a paragraph, in line heights
 HEADING_TITLE_GAP = 4.5  # max gap between "Article 13" and its title, in line heights
 RUNNING_LINE_WORDS = 15  # most words a page header or footer holds
 PROSE_CELL_WORDS = 20  # median words per cell from which a ruled region is prose, not a table
+PROSE_MAX_ROWS = 2  # ... when its boxes are at most this many rows high
 _PAGE_NUMBER = re.compile(
     r"^(?:(?:page|p\.)\s*\d+(?:\s*(?:/|sur|of|de)\s*\d+)?|\d+\s*(?:/|sur|of)\s*\d+|[-–]?\s*\d{1,4}\s*[-–]?)$",
     re.IGNORECASE,
@@ -335,13 +336,17 @@ def _word_blocks(words: Sequence[Word], body_h: float) -> list[BoundingBox]:
 
 
 def _is_prose(words: Sequence[Word], bbox: BoundingBox, rules: Rules) -> bool:
-    """A ruled region holding running text: a framed box (one column) or cells of
-    paragraphs (IPID sheets, boxed exclusion lists), not a table to read by rows."""
+    """A ruled region holding running text: a framed box (one column) or boxes of
+    paragraphs side by side (IPID sheets, boxed exclusion lists), not a table to read by
+    rows. Three rows or more of long cells are a table ("Finalité | Est-ce que votre
+    consentement … ?", one purpose a row)."""
     grid = build_grid(words, bbox, rules)
     if grid is None:
         return False
     if grid.num_cols == 1:
         return True
+    if len(grid.row_edges) - 1 > PROSE_MAX_ROWS:
+        return False
     sizes = sorted(len(w) for w in (cell.words for cell in grid.cells) if w)
     return bool(sizes) and sizes[len(sizes) // 2] >= PROSE_CELL_WORDS
 

@@ -291,14 +291,25 @@ def _col_of(x: float, col_edges: Sequence[float]) -> int:
     return len(col_edges) - 2
 
 
+def _goes_on(line: TextLine, above: TextLine, col_edges: Sequence[float]) -> bool:
+    """A line opening in lowercase, under text of its first column, goes on with the line
+    above ("Perte de votre statut de TNS" / "non agricole (chapitre « Les" / "conditions
+    d'adhésion »…), also after a parenthesis ("(chapitre « Les conditions…"): a row opens
+    with a capital, a figure or a marker. Under an empty column it is a line of its own
+    (VAM p.38: "sans option | avec option" under the "Initiale" / "Essentiel" header)."""
+    first = line.words[0]
+    column = _col_of(first.cx, col_edges)
+    return first.text.lstrip("(")[:1].islower() and any(_col_of(w.cx, col_edges) == column for w in above.words)
+
+
 def _text_rows(
     lines: Sequence[TextLine], col_edges: Sequence[float], rules: Rules
 ) -> list[list[TextLine]]:
     """Group text lines into table rows.
 
     A line continues the row above (a wrapped cell) when it is set tight under
-    it, no rule separates them, and it leaves the first column empty: in tables
-    the first column carries the row key.
+    it, no rule separates them, and it leaves the first column empty (in tables
+    the first column carries the row key) or opens in lowercase (the key wraps).
     """
     rows: list[list[TextLine]] = []
     for line in lines:
@@ -307,7 +318,7 @@ def _text_rows(
             tight = line.t - prev.b <= 0.8 * min(prev.h, line.h)
             first_col_empty = _col_of(line.words[0].l + 0.5, col_edges) > 0
             ruled = _rule_between(rules, prev.b, line.t, col_edges[0], col_edges[-1])
-            if tight and first_col_empty and not ruled and len(col_edges) > 2:
+            if tight and (first_col_empty or _goes_on(line, prev, col_edges)) and not ruled and len(col_edges) > 2:
                 rows[-1].append(line)
                 continue
         rows.append([line])
@@ -362,7 +373,9 @@ def _merge_cells(
 def _unruled_row_edges(lines: Sequence[TextLine], row_edges: Sequence[float], col_edges: Sequence[float]) -> set[float]:
     """Rows inside one ruled band: several lines each filling two or more columns
     ("Praticiens signataires | 100 % BR | 150 % BR …" under one rule) are rows of
-    their own; a line filling only the first column continues the row above."""
+    their own; a line filling only the first column, or opening in lowercase (its
+    cells wrapped: "non agricole (chapitre « Les | simple, e-mail, via…"), continues
+    the row above."""
     edges: set[float] = set()
     for upper, lower in zip(row_edges, row_edges[1:]):
         band = [line for line in lines if upper <= (line.t + line.b) / 2 < lower]
@@ -370,7 +383,7 @@ def _unruled_row_edges(lines: Sequence[TextLine], row_edges: Sequence[float], co
         if sum(full) < 2:
             continue
         for i in range(1, len(band)):
-            if full[i]:
+            if full[i] and not _goes_on(band[i], band[i - 1], col_edges):
                 edges.add((band[i - 1].b + band[i].t) / 2)
     return edges
 

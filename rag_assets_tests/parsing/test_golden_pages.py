@@ -565,9 +565,6 @@ def test_table_across_pages_has_its_column_header_once(table_across_pages: Conve
     assert sum("Quand et comment faire" in row for row in rows) == 1, rows
 
 
-@known_defect("allianz TNS p.10–11: in the résiliation tables a row whose cells run over several lines is cut "
-              "into one table row per text line ('Perte de votre statut de TNS' / 'non agricole (chapitre « Les' "
-              "/ …), except the first body row")
 def test_table_across_pages_keeps_multi_line_cells_whole(table_across_pages: Converted) -> None:
     [joined] = [t for t in table_across_pages.tables() if t.pages == [10, 11]]
     row = joined.row_with("Perte de votre statut de TNS")
