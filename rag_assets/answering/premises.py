@@ -355,12 +355,18 @@ def _refused_in_named_column(display: str, question: str) -> tuple[str, str] | N
     if " : " not in display:
         return None
     question_words = set(re.findall(r"\w+", _fold(question)))
-    for pair in display.rstrip(".").split(" ; "):
-        if " : " not in pair:
+    pairs = [tuple(x.strip() for x in pair.split(" : ", 1)) for pair in display.rstrip(".").split(" ; ") if " : " in pair]
+    headers = [re.findall(r"\w+", _fold(header)) for header, _ in pairs]
+    for (header, cell), words in zip(pairs, headers):
+        # the column's name is its header's opening words the question writes: a header may go
+        # on with a slogan ("RAQVAM équilibre Compter sur la MAIF en toutes circonstances"); the
+        # name must tell this column from the others ("RAQVAM" alone names them all)
+        named = 0
+        while named < len(words) and words[named] in question_words:
+            named += 1
+        if not named or not _NO_CELL.match(cell):
             continue
-        header, cell = (x.strip() for x in pair.split(" : ", 1))
-        words = re.findall(r"\w+", _fold(header))
-        if words and len(words) <= 3 and all(w in question_words for w in words) and _NO_CELL.match(cell):
+        if all(other[:named] != words[:named] for other in headers if other is not words):
             return header, cell
     return None
 

@@ -155,6 +155,16 @@ def test_a_guarantee_the_readers_formula_does_not_have_in_a_comparison_table_is_
     assert "« RAQVAM équilibre »" in premise.message and "« non »" in premise.message
     # the formula that has it: nothing to flag
     assert inclusion_premises(question.replace("Équilibre", "Sérénité"), [row], str, weights) == []
+    # headers that go on with the formula's slogan (MAIF Raqvam p.16, wrapped header cells joined)
+    row.display = "LES GARANTIES : - Protection juridique ; RAQVAM arbitrage Bien s'assurer sans tout assurer : non ; " \
+                  "RAQVAM équilibre Compter sur la MAIF en toutes circonstances : non ; " \
+                  "RAQVAM sérénité Exiger un accompagnement maximum : oui."
+    [premise] = inclusion_premises(question, [row], lambda s: "Tableau 2", weights)
+    assert "« RAQVAM équilibre Compter sur la MAIF en toutes circonstances »" in premise.message
+    assert inclusion_premises(question.replace("Équilibre", "Sérénité"), [row], str, weights) == []
+    # "Raqvam" alone names every column: no formula is named
+    assert inclusion_premises("J'ai un contrat Raqvam. La protection juridique est-elle incluse ?", [row], str,
+                              weights) == []
 
 
 def test_a_waiting_period_the_source_says_there_is_none_of_is_flagged_under_its_other_name():
