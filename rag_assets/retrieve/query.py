@@ -22,7 +22,9 @@ _QUESTION_WORDS = {
           "cest ce ces cette cet il elle ils elles on y a-t-il existe-t-il selon quoi dire applicable "
           "compare comparer comparez comparaison différence différences entre versus "
           # function words the French stemmer keeps: "chez MAIF" is about MAIF, not "chez"
-          "chez auprès été être avoir fait faire bien très aussi encore déjà toujours alors donc car si ni",
+          "chez auprès été être avoir fait faire bien très aussi encore déjà toujours alors donc car si ni "
+          # the auxiliaries of a question ("Puis-je appeler …", "va-t-elle jouer ?") say how it is asked
+          "puis peux pouvez pouvons pourrai pourrais pourrait va vais vas vont allez aller",
     "en": "what which who whom whose when where why how is are was were do does did can could should would "
           "tell explain describe give list compare comparison difference between versus",
 }

@@ -147,3 +147,6 @@ def test_function_words_are_no_content_of_a_question():
     # "chez" is in almost no passage: counted, it made every "chez MAIF" question look uncovered
     assert content_terms("J'ai été cambriolé chez moi, suis-je bien couvert chez MAIF ?", "fr") == [
         "cambriol", "couvert", "maif"]
+    # the auxiliaries say how it is asked: "va-t-elle jouer ?", "Puis-je appeler … ?"
+    assert content_terms("La garantie bris de glace va-t-elle jouer ?", "fr") == ["garant", "bris", "glac", "jou"]
+    assert "puis" not in content_terms("Puis-je appeler l'assistance serrurerie ?", "fr")
