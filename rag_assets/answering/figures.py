@@ -245,8 +245,9 @@ _ASKS = [
     (DURATION, re.compile(r"\b(?:d[ée]lais?|dur[ée]es?|carences?|pr[ée]avis|combien de (?:temps|jours?|mois|ans|ann[ée]es|"
                           r"semaines?|nuits?|heures?)|quand|how long|period|waiting)\b", re.IGNORECASE)),
     (PERCENT, re.compile(r"\b(?:taux|pourcentages?|quelle part|rate|percentage)\b|%", re.IGNORECASE)),
+    # "sommes" is a sum, not "sommes-nous"
     (MONEY, re.compile(r"\b(?:combien(?! de (?:temps|jours?|mois|ans|ann[ée]es|semaines?|nuits?|heures?))|montants?|"
-                       r"plafonds?|plafonn[ée]e?s?|franchises?|prix|co[uû]ts?|rembours\w*|indemni\w*|capital|sommes?|"
+                       r"plafonds?|plafonn[ée]e?s?|franchises?|prix|co[uû]ts?|rembours\w*|indemni\w*|capital|(?<!nous )sommes?(?!-nous)|"
                        r"tarifs?|cotisations?|how much|limit|deductible)\b|€", re.IGNORECASE)),
 ]
 

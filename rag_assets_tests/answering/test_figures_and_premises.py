@@ -105,6 +105,8 @@ def test_the_figure_a_sentence_gives_for_what_is_asked_is_the_one_compared():
     ("Combien de jours ai-je pour renoncer ?", {DURATION}),
     ("Quel taux de remboursement pour les lunettes ?", {PERCENT, MONEY}),
     ("Qui peut souscrire ce contrat ?", set()),
+    ("Nous partons à 10 amis : sommes-nous un « Groupe » au sens du contrat ?", set()),  # the verb, not a sum
+    ("Quelles sommes sont versées au décès ?", {MONEY}),
 ])
 def test_the_kind_of_figure_a_question_asks_for(question, kinds):
     assert wanted_kinds(question) == kinds
