@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from rag_assets.answering.model import FOUND, NO_SOURCE, SubQuestion
 from rag_assets.answering.citations import document_relations
+from rag_assets.answering.figures import figures, wanted_kinds
 from rag_assets.answering.terms import TermWeights
 from rag_assets.language import detect_language as language_of
 from rag_assets.retrieve.query import analyze, content_terms
@@ -254,12 +255,29 @@ class Retriever:
             # covers far less of the question than the best
             floor = best * self.options.hybrid_keep_ratio
             kept = [h for h in hits if scores[h.parent_id] >= floor][:budget]
+        kept += self._holding_wanted_figure(question, hits, kept, scores, floor)
         if self.options.follow_amendments:
             kept += self._related(question, kept, scores, floor)
         sub.status = FOUND
         sub.parent_ids = [h.parent_id for h in kept]
         sub.scores = {h.parent_id: round(scores[h.parent_id], 4) for h in kept}
         return Retrieved(sub, kept)
+
+    def _holding_wanted_figure(self, question: str, hits: list, kept: list, scores: dict, floor: float) -> list:
+        """A question asking for an amount, rate or duration ("entre quels montants…") whose
+        kept parents hold no figure of that kind: the best further candidate holding one joins
+        them (the guarantee's own chapter says "le montant choisi figure au bulletin", the
+        synthesis table five ranks down gives "Entre 900 € et 50 000 €")."""
+        wanted = wanted_kinds(question)
+        if not wanted or any(self._holds_kind(h, wanted) for h in kept):
+            return []
+        known = {h.parent_id for h in kept}
+        extra = next((h for h in hits if h.parent_id not in known and scores[h.parent_id] >= floor
+                      and self._holds_kind(h, wanted)), None)
+        return [extra] if extra is not None else []
+
+    def _holds_kind(self, hit, wanted: frozenset[str]) -> bool:
+        return any(f.kind in wanted for f in figures(self.kb.parent(hit.parent_id)["text"]))
 
     def _visible(self, document_id: str) -> bool:
         record = self.kb.document(document_id)

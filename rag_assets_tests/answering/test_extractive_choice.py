@@ -197,3 +197,22 @@ def test_the_last_sentence_slot_goes_to_a_passage_not_quoted_yet(kb):
     [paragraph] = answerer.answer_sub_question(0, sub, written, registry, targeted=True)
     assert tails[0] in paragraph.text and tails[1] in paragraph.text
     assert tails[3] in paragraph.text and tails[2] not in paragraph.text
+
+
+def test_an_amount_asked_and_absent_from_the_kept_parents_brings_the_next_parent_holding_one(kb):
+    from rag_assets.answering.figures import MONEY, figures
+
+    question = "Quel est le montant de la franchise pour une inondation en zone A ?"
+    retriever = Retriever(kb)
+    hits = kb.hits(kb.retrieve(question), 10)
+    money = [h for h in hits if any(f.kind == MONEY for f in figures(kb.parent(h.parent_id)["text"]))]
+    without = [h for h in hits if h not in money]
+    assert money and without
+    scores = {h.parent_id: 1.0 for h in hits}
+    extra = retriever._holding_wanted_figure(question, hits, without[:1], scores, 0.5)
+    assert extra == money[:1]
+    # kept parents holding an amount, or a question asking for none: nothing added
+    assert retriever._holding_wanted_figure(question, hits, money[:1], scores, 0.5) == []
+    assert retriever._holding_wanted_figure("Qui est assuré ?", hits, without[:1], scores, 0.5) == []
+    # under the floor: not added
+    assert retriever._holding_wanted_figure(question, hits, without[:1], {h.parent_id: 0.1 for h in hits}, 0.5) == []
