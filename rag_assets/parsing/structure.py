@@ -37,6 +37,8 @@ _REFERENCE = re.compile(r"^(?:p(?:age|\.)?\s*)?\d{1,3}(?:\s*(?:à|-|–|,)\s*\d{
 _ENUMERATED = re.compile(r"^(?:[a-z]|[ivx]{1,4}|\d{1,3})[.)]\s|^article\b", re.IGNORECASE)  # "a. Prise d'effet"
 MIN_TOC_LINES = 3  # a page needs this many contents lines to hold a table of contents
 RUNNING_HEADER_PAGES = 3  # a page header on this many pages is a running title, not a chapter's heading
+HEADING_WORDS = 10  # a page header this short, not shaped like a sentence, is a heading taken for one
+HEADING_QUESTION_WORDS = 15  # "Quand commence la couverture et quand prend-elle fin ?"
 PARAGRAPH_HEADING_WORDS = 4  # a "heading" this long running on in lowercase is a paragraph's first line
 PROSE_WORDS = 8  # a block this long stopping mid-sentence is prose that runs on (shorter: a label of a grid read as text)
 _BAD_TITLES = re.compile(r"^(untitled|undefined|sans titre|document\d*|microsoft word.*|.*\.(docx?|pdf|indd|qxd))$", re.IGNORECASE)
@@ -295,43 +297,84 @@ def apply_structure(document: DoclingDocument) -> dict:
         "toc_entries": len(entries),
         "toc_pages": toc_pages,
         "headings_confirmed_by_toc": confirmed,
-        "headings_restored_from_page_headers": restored,
+        "headings_restored_from_page_headers": restored["headings"],
+        "paragraphs_restored_from_page_headers": restored["paragraphs"],
         "headings_joined_to_their_paragraph": continued_lines,
     }
 
 
-def _headings_from_page_headers(document: DoclingDocument, entries: list[TocEntry], toc_page: int) -> list[int]:
-    """A page header after the contents that is a contents entry, is no heading of the body
-    yet and heads at most two pages (a running title repeats on every page of its chapter)
-    becomes a heading, at the level of the headings numbered like it, else of the first
-    numbered level (a chapter title beside "I. …"). Returns the pages."""
+def _headings_from_page_headers(document: DoclingDocument, entries: list[TocEntry], toc_page: int) -> dict:
+    """Page headers after the contents that are no running title go back into the body.
+
+    A running title repeats on two pages or more ("Référence : NI202401/…", "Page 2 sur 4": its
+    numbers do not count; text_repair makes furniture of any line in the margin of two pages);
+    a contents entry, on `RUNNING_HEADER_PAGES` or more (a chapter's title printed atop its
+    first two pages is still its heading). A one-page document tells none from a heading: its
+    page headers stay furniture. Otherwise the layout stage took the top line of a page's body
+    for a header (a close call that differs between CPUs: the Mila IPID's "MULTIRISQUE
+    HABITATION" is a heading on one machine, a header on another; restored, both give one
+    document):
+
+    * a contents entry, or a line that reads like a heading ("2.4.4 - La garantie gel",
+      "Où suis-je couvert ?", an IPID's "MULTIRISQUE HABITATION") and is no heading of the
+      body yet, becomes a heading at the level of the headings numbered like it, else of the
+      first numbered level (a chapter title beside "I. …");
+    * any other line is a paragraph again ("Vous êtes reconnu en état d'incapacité temporaire
+      totale lorsque…" was furniture, never indexed).
+
+    Returns the pages of each."""
     titles = {_fold(e.title) for e in entries if _fold(e.title)}
-    if not titles:
-        return []
     every = list(document.iterate_items(included_content_layers={*ContentLayer}))
     headings = [item for item, _ in every if isinstance(item, SectionHeaderItem)
                 and item.content_layer == ContentLayer.BODY]
     body_titles = {_fold(h.text) for h in headings}
     page_headers = [item for item, _ in every if isinstance(item, TextItem) and item.label == DocItemLabel.PAGE_HEADER
-                    and item.prov and item.prov[0].page_no > toc_page]
+                    and item.prov and item.prov[0].page_no > toc_page and _fold(item.text)]
     pages_of: dict[str, set[int]] = {}
     for item in page_headers:
-        pages_of.setdefault(_fold(item.text), set()).add(item.prov[0].page_no)
+        pages_of.setdefault(_running_key(item.text), set()).add(item.prov[0].page_no)
+    several_pages = len(document.pages) >= 2
     level_of_rank: dict = {}
     for heading in headings:
         rank = heading_rank(heading.text.strip())
         if rank is not None:
             level_of_rank.setdefault(rank, heading.level)
     top_level = level_of_rank[min(level_of_rank)] if level_of_rank else min((h.level for h in headings), default=1)
-    chapters = [item for item in page_headers if _fold(item.text) in titles and _fold(item.text) not in body_titles
-                and len(pages_of[_fold(item.text)]) < RUNNING_HEADER_PAGES]
-    for item in chapters:
-        level = level_of_rank.get(heading_rank(item.text.strip()), top_level)
-        document.insert_heading(sibling=item, text=item.text, orig=item.orig, level=level, prov=item.prov[0],
-                                content_layer=ContentLayer.BODY, after=False)
-    if chapters:
-        document.delete_items(node_items=chapters)
-    return [item.prov[0].page_no for item in chapters]
+    restored: dict[str, list[int]] = {"headings": [], "paragraphs": []}
+    back = []
+    for item in page_headers:
+        text = item.text.strip()
+        pages = len(pages_of[_running_key(text)])
+        entry = _fold(text) in titles
+        running = pages >= RUNNING_HEADER_PAGES if entry else (pages > 1 or not several_pages)
+        if running or _PAGE_NUMBERS.match(text) or _fold(text) in body_titles:
+            continue
+        if entry or _reads_like_heading(text):
+            level = level_of_rank.get(heading_rank(text), top_level)
+            document.insert_heading(sibling=item, text=item.text, orig=item.orig, level=level, prov=item.prov[0],
+                                    content_layer=ContentLayer.BODY, after=False)
+            restored["headings"].append(item.prov[0].page_no)
+        else:
+            document.insert_text(sibling=item, label=DocItemLabel.TEXT, text=item.text, orig=item.orig,
+                                 prov=item.prov[0], content_layer=ContentLayer.BODY, after=False)
+            restored["paragraphs"].append(item.prov[0].page_no)
+        back.append(item)
+    if back:
+        document.delete_items(node_items=back)
+    return restored
+
+
+def _running_key(text: str) -> str:
+    """A running title's identity: "Page 1 sur 4" and "Page 2 sur 4" are one."""
+    return " ".join(w for w in _fold(text).split() if not w.isdigit())
+
+
+def _reads_like_heading(text: str) -> bool:
+    """A numbered title, a short question, or a short line in no sentence's shape."""
+    words = text.split()
+    if heading_rank(text) is not None or (text.endswith("?") and len(words) <= HEADING_QUESTION_WORDS):
+        return True
+    return len(words) <= HEADING_WORDS and not text.endswith((*_SENTENCE_END, ",")) and text[:1].isupper()
 
 
 def _confirm_headings(document: DoclingDocument, entries: list[TocEntry]) -> int:

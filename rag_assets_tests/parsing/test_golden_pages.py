@@ -85,8 +85,9 @@ CASES = {
              "'Sommaire' page: chapter titles in large type, entries with page numbers in a coloured column; "
              "padded with blank pages to p.30 (the last page it cites) so that its entries point at pages that exist",
              pad_to=30),
-        Case("ipid", "mila_mrh-locataire-ipid_2024.pdf", (1,),
-             "IPID sheet: boxed two-column prose with check-mark and '!' lists, not a table"),
+        Case("ipid", "mila_mrh-locataire-ipid_2024.pdf", (1, 2),
+             "IPID sheet (both pages): boxed two-column prose with check-mark and '!' lists, not a table; its title "
+             "and p.2's 'Où suis-je couvert ?' sit where the layout model may call them page headers"),
         Case("rotated_table", "apicil_sante-tableau-garanties_nd.pdf", (2,),
              "landscape table stored with /Rotate 90: six 'Equilibre' levels, section rows, footnotes"),
         Case("shaded_table", "maif_auto-moto-vam_2016.pdf", (38,),
@@ -636,7 +637,7 @@ def test_table_of_contents_lines_are_not_headings_nor_indexed(table_of_contents:
     assert not [p.text for p in table_of_contents.parents if re.fullmatch(r"[\d\s]+", p.text)]  # stray page numbers
 
 
-# 5. Mila IPID p.1
+# 5. Mila IPID
 
 
 def test_ipid_boxes_read_as_text(ipid: Converted) -> None:
@@ -652,6 +653,15 @@ def test_ipid_boxes_read_as_text(ipid: Converted) -> None:
     ipid.parent_with("Les évènements assurés sont soumis à des plafonds de garantie mentionnés aux conditions "
                      "particulières.")
     assert all(len(p.heading_path) <= 3 for p in ipid.parents)
+
+
+def test_ipid_top_lines_are_headings_whatever_the_layout_calls_them(ipid: Converted) -> None:
+    # "MULTIRISQUE HABITATION" and "Où suis-je couvert ?" are headings on one CPU and page
+    # headers on another (the layout model's close call): either way they head their sections
+    assert ipid.parent_with("Document d'information sur le produit d'assurance").heading_path[-1] == \
+        "MULTIRISQUE HABITATION"
+    assert ipid.parent_with("Garantie d'assistance : France métropolitaine, hors Corses").heading_path[-1] == \
+        "Où suis-je couvert ?"
 
 
 @known_defect("Mila IPID p.1: in 'Qu'est ce qui n'est pas assuré ?' the wrapped list item 'Les bâtiments classés ou "

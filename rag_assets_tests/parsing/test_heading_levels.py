@@ -112,6 +112,42 @@ def test_a_chapter_title_taken_for_a_page_header_heads_its_chapter_again():
         "Rente éducation : entre 900 € et 50 000 €/an/enfant.")
 
 
+def test_the_top_line_of_a_page_taken_for_a_page_header_goes_back_into_the_body():
+    # no contents: the layout model calls a page's first line a header (a close call that
+    # differs between CPUs); a line on one page only is body, a running title repeats
+    document = DoclingDocument(name="notice")
+    for page in range(1, 6):
+        document.add_page(page_no=page, size=Size(width=600, height=800))
+
+    def add(page, text, label=DocItemLabel.TEXT, top=300):
+        prov = ProvenanceItem(page_no=page, bbox=BoundingBox(l=50, t=top, r=500, b=top + 20), charspan=(0, len(text)))
+        if label == DocItemLabel.SECTION_HEADER:
+            return document.add_heading(text, prov=prov)
+        layer = ContentLayer.FURNITURE if label == DocItemLabel.PAGE_HEADER else ContentLayer.BODY
+        return document.add_text(label=label, text=text, prov=prov, content_layer=layer)
+
+    for page in range(1, 6):  # a running title with the page number: furniture
+        add(page, f"Conditions générales - page {page} sur 5", DocItemLabel.PAGE_HEADER, top=10)
+    add(1, "Qu'est-ce qui est assuré ?", DocItemLabel.SECTION_HEADER)
+    add(1, "L'incendie et le dégât des eaux.")
+    add(2, "Où suis-je couvert ?", DocItemLabel.PAGE_HEADER, top=20)
+    add(2, "En France métropolitaine.")
+    add(3, "Vous êtes reconnu en état d'incapacité temporaire totale lorsque, temporairement,",
+        DocItemLabel.PAGE_HEADER, top=20)
+    add(3, "vous ne pouvez exercer aucune activité.")
+    assign_heading_levels(document)
+
+    structure = apply_structure(document)
+
+    assert structure["headings_restored_from_page_headers"] == [2]
+    assert structure["paragraphs_restored_from_page_headers"] == [3]
+    body = [(type(i).__name__, i.text) for i, _ in document.iterate_items() if getattr(i, "text", None)]
+    assert ("SectionHeaderItem", "Où suis-je couvert ?") in body
+    assert body.index(("SectionHeaderItem", "Où suis-je couvert ?")) < body.index(("TextItem", "En France métropolitaine."))
+    assert ("TextItem", "Vous êtes reconnu en état d'incapacité temporaire totale lorsque, temporairement,") in body
+    assert not any(text.startswith("Conditions générales - page") for _, text in body)
+
+
 def test_a_line_in_the_middle_of_a_sentence_is_no_heading():
     # MAIF's clothing rule came out as text / "heading" / text, the heading in lowercase
     document = DoclingDocument(name="policy")
