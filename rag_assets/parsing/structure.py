@@ -36,6 +36,8 @@ _PAGE_NUMBERS = re.compile(r"^(?:(?:p(?:age|\.)?\s*)?\d{1,3}\s*)+$", re.IGNORECA
 _REFERENCE = re.compile(r"^(?:p(?:age|\.)?\s*)?\d{1,3}(?:\s*(?:à|-|–|,)\s*\d{1,3})*$", re.IGNORECASE)
 _ENUMERATED = re.compile(r"^(?:[a-z]|[ivx]{1,4}|\d{1,3})[.)]\s|^article\b", re.IGNORECASE)  # "a. Prise d'effet"
 MIN_TOC_LINES = 3  # a page needs this many contents lines to hold a table of contents
+MIN_ALTERNATING_ENTRIES = 8  # title / page-number line pairs on a page for a contents page
+ALTERNATING_SHARE = 0.6  # ... that make up this share of its lines at least
 RUNNING_HEADER_PAGES = 3  # a page header on this many pages is a running title, not a chapter's heading
 HEADING_WORDS = 10  # a page header this short, not shaped like a sentence, is a heading taken for one
 HEADING_QUESTION_WORDS = 15  # "Quand commence la couverture et quand prend-elle fin ?"
@@ -116,6 +118,9 @@ def find_table_of_contents(document: DoclingDocument) -> tuple[list, list[TocEnt
             items.extend(headings_by_page.get(page, []))
             entries.extend(entry for _, entry in found)
     items.extend(item for item in _repeated_headings_contents(document) if item not in items)
+    for title_item, number_item, entry in _alternating_contents(document, pages):
+        items.extend(i for i in (title_item, number_item) if i not in items)
+        entries.append(entry)
     for page, headings in headings_by_page.items():  # a "Sommaire" heading above a contents table
         if any(isinstance(i, TableItem) and i.prov and i.prov[0].page_no == page for i in items):
             items.extend(h for h in headings if h not in items)
@@ -127,6 +132,27 @@ def find_table_of_contents(document: DoclingDocument) -> tuple[list, list[TocEnt
                      or _TRAILING_LEADERS.search(item.text.strip()))):
             items.append(item)
     return items, entries
+
+
+def _alternating_contents(document: DoclingDocument, pages: int) -> list[tuple[object, object, TocEntry]]:
+    """Contents set as a title line then its page number on a line of its own (MAIF's
+    sommaires: "La garantie gel" / "31"), on a page where such pairs, in page order, are most
+    of the lines: (title item, number item, entry) each."""
+    lines: dict[int, list[TextItem]] = {}
+    for item, _ in document.iterate_items():
+        if isinstance(item, TextItem) and item.prov and item.text.strip():
+            lines.setdefault(item.prov[0].page_no, []).append(item)
+    found = []
+    for page_lines in lines.values():
+        pairs = [(a, b) for a, b in zip(page_lines, page_lines[1:])
+                 if _PAGE_NUMBER.match(b.text.strip()) and not _PAGE_NUMBERS.match(a.text.strip())
+                 and a.text.strip().lower() not in ("pages", "page")
+                 and 0 < int(re.sub(r"\D", "", b.text)) <= max(pages, 1)]
+        numbers = [int(re.sub(r"\D", "", b.text)) for _, b in pairs]
+        if len(pairs) >= MIN_ALTERNATING_ENTRIES and 2 * len(pairs) >= ALTERNATING_SHARE * len(page_lines) \
+                and numbers == sorted(numbers):
+            found += [(a, b, TocEntry(a.text.strip(), n)) for (a, b), n in zip(pairs, numbers)]
+    return found
 
 
 _NUMBERED_ENTRIES = re.compile(r"^(?:\d+(?:\.\d+)+\s*[-–.)]\s*\S.*){1}(?:\s\d+(?:\.\d+)+\s*[-–.)]\s*\S.*)+$")

@@ -69,6 +69,33 @@ def test_contents_printed_as_headings_leave_the_body():
     assert note not in items and not any(item in items for item in body)
 
 
+def test_contents_set_as_title_and_page_number_lines_leave_the_body():
+    # RAQVAM's sommaire: each title, then its page number on a line of its own
+    document = DoclingDocument(name="policy")
+    for page in range(1, 41):
+        document.add_page(page_no=page, size=Size(width=600, height=800))
+    box = BoundingBox(l=50, t=100, r=500, b=120)
+
+    def add(page, text):
+        return document.add_text(label=DocItemLabel.TEXT, text=text,
+                                 prov=ProvenanceItem(page_no=page, bbox=box, charspan=(0, len(text))))
+
+    titles = ["La protection de vos biens", "Les garanties dommages aux biens", "La garantie incendie-explosion",
+              "La garantie dégâts des eaux", "La garantie gel", "La garantie vol",
+              "La garantie autres dommages accidentels (sauf formule Arbitrage)", "La garantie bris de glace",
+              "La vie du contrat"]
+    contents = [add(4, "pages")]
+    for number, title in enumerate(titles, start=28):
+        contents += [add(4, title), add(4, str(number))]
+    body = [add(30, "La garantie gel"), add(30, "Le gel des canalisations est couvert."), add(30, "12"),
+            add(31, "Seuils : 1"), add(31, "2")]  # a page of prose and numbers is no contents
+
+    items, entries = find_table_of_contents(document)
+
+    assert all(item in items for item in contents) and not any(item in items for item in body)
+    assert [e.page for e in entries] == list(range(28, 37)) and entries[6].title == titles[6]
+
+
 def test_a_chapter_title_taken_for_a_page_header_heads_its_chapter_again():
     # Allianz prints each chapter's title at the top of its first page; the layout calls it a
     # page header, and the synthesis table then sat under the previous chapter's heading
