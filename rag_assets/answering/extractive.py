@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rag_assets.answering.figures import NUMBER, figures, wanted_kinds
+from rag_assets.answering.figures import NUMBER, figures, same_figure, wanted_kinds
 from rag_assets.answering.model import NO_SOURCE, Paragraph, SubQuestion
 from rag_assets.answering.safety import looks_like_instruction
 from rag_assets.answering.terms import TermWeights
@@ -166,8 +166,11 @@ class ExtractiveAnswerer:
             # "Niveau 1 Niveau 2 … Niveau 6") answers nothing; a sentence or a value does
             score *= LABEL_FACTOR
         wanted = wanted_kinds(question)
-        if wanted and any(f.kind in wanted for f in found):
-            score += WANTED_FIGURE_BONUS  # "combien", "quel délai": a sentence with the amount or duration asked
+        if wanted and any(f.kind in wanted and not any(same_figure(f, given) for given in figures(question))
+                          for f in found):
+            # "combien", "quel délai": a sentence with the amount or duration asked, not the one the
+            # question gives ("quitter au 31 décembre : jusqu'à quelle date…" asks for another date)
+            score += WANTED_FIGURE_BONUS
         qualified = qualified_ids(question)
         if qualified:
             named = qualified_ids(text)

@@ -60,6 +60,8 @@ _DATE_PATTERNS = [
     (re.compile(r"\b(" + "|".join(_MONTHS) + r")\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b"), ("m", "d", "y")),
     (re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b"), ("y", "m", "d")),
     (re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4})\b"), ("d", "m", "y")),
+    # a day of every year: "au 31 décembre", "le 1er janvier" (ISO 8601's --MM-DD)
+    (re.compile(r"\b(\d{1,2})(?:er)?\s+(" + "|".join(_MONTHS) + r")\b(?!\s+\d)"), ("d", "m")),
 ]
 
 
@@ -183,13 +185,14 @@ def figures(text: str) -> list[Figure]:
             month = parts["m"]
             month = _MONTHS.get(month) if not month.isdigit() else int(month)
             try:
-                day, year = int(parts["d"]), int(parts["y"])
+                day, year = int(parts["d"]), int(parts["y"]) if "y" in parts else None
             except ValueError:
                 continue
             if not month or not 1 <= month <= 12 or not 1 <= day <= 31:
                 continue
-            found.append(Figure(text[match.start():match.end()], DATE, frozenset({f"{year:04d}-{month:02d}-{day:02d}"}),
-                                "date", match.start(), match.end()))
+            value = f"{year:04d}-{month:02d}-{day:02d}" if year is not None else f"--{month:02d}-{day:02d}"
+            found.append(Figure(text[match.start():match.end()], DATE, frozenset({value}), "date",
+                                match.start(), match.end()))
             taken.append(match.span())
     for match in _WORD_NUM.finditer(folded):
         spec, end = _unit_after(folded, match.end())
@@ -245,6 +248,8 @@ _ASKS = [
     (DURATION, re.compile(r"\b(?:d[ée]lais?|dur[ée]es?|carences?|pr[ée]avis|combien de (?:temps|jours?|mois|ans|ann[ée]es|"
                           r"semaines?|nuits?|heures?)|quand|how long|period|waiting)\b", re.IGNORECASE)),
     (PERCENT, re.compile(r"\b(?:taux|pourcentages?|quelle part|rate|percentage)\b|%", re.IGNORECASE)),
+    (DATE, re.compile(r"\b(?:(?:quelle|what) date|jusqu'(?:à|au) quand|avant quand|à partir de quand|by when)\b",
+                      re.IGNORECASE)),
     # "sommes" is a sum, not "sommes-nous"
     (MONEY, re.compile(r"\b(?:combien(?! de (?:temps|jours?|mois|ans|ann[ée]es|semaines?|nuits?|heures?))|montants?|"
                        r"plafonds?|plafonn[ée]e?s?|franchises?|prix|co[uû]ts?|rembours\w*|indemni\w*|capital|(?<!nous )sommes?(?!-nous)|"
@@ -254,6 +259,6 @@ _ASKS = [
 
 @lru_cache(maxsize=1024)
 def wanted_kinds(question: str) -> frozenset[str]:
-    """The kinds of figure the question asks for (money, percent, duration); empty when
+    """The kinds of figure the question asks for (money, percent, duration, date); empty when
     it asks for none in particular."""
     return frozenset(kind for kind, pattern in _ASKS if pattern.search(question or ""))

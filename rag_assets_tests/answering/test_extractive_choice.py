@@ -37,6 +37,20 @@ def test_the_sentence_that_answers_outranks_a_look_alike(kb, question, better, w
     assert answerer.score(question, _unit(better)) > answerer.score(question, _unit(worse))
 
 
+def test_the_figure_a_question_gives_earns_no_bonus_as_its_answer(kb):
+    from rag_assets.answering.extractive import WANTED_FIGURE_BONUS
+
+    answerer = ExtractiveAnswerer(kb)
+    asks = "Je résilie au 31 décembre : jusqu'à quelle date envoyer ma demande ?"
+    plain = "Je résilie au 31 décembre : où envoyer ma demande ?"
+    gain = {text: answerer.score(asks, _unit(text)) - answerer.score(plain, _unit(text))
+            for text in ("La demande est envoyée au 31 octobre au plus tard.",
+                         "La demande est envoyée pour le 31 décembre.")}
+    # "31 octobre" is the date asked, and earns the bonus; "31 décembre" is the one the question gives
+    assert gain["La demande est envoyée au 31 octobre au plus tard."] > \
+        gain["La demande est envoyée pour le 31 décembre."] + WANTED_FIGURE_BONUS / 2
+
+
 def test_a_passage_under_a_sibling_code_is_pushed_down_only_when_the_asked_one_is_present(kb):
     answerer = ExtractiveAnswerer(kb)
     question = "Quel est le plafond en formule PJ2 ?"

@@ -4,7 +4,7 @@ set the scene), and false premises found against source texts: plain functions, 
 import pytest
 
 from rag_assets.answering.extractive import Unit
-from rag_assets.answering.figures import DURATION, MONEY, PERCENT, figures, same_figure, wanted_kinds
+from rag_assets.answering.figures import DATE, DURATION, MONEY, PERCENT, figures, same_figure, wanted_kinds
 from rag_assets.answering.premises import asserted_figures, figure_premises, inclusion_premises, name_premises
 
 
@@ -107,6 +107,7 @@ def test_the_figure_a_sentence_gives_for_what_is_asked_is_the_one_compared():
     ("Qui peut souscrire ce contrat ?", set()),
     ("Nous partons à 10 amis : sommes-nous un « Groupe » au sens du contrat ?", set()),  # the verb, not a sum
     ("Quelles sommes sont versées au décès ?", {MONEY}),
+    ("Je résilie au 31 décembre : jusqu'à quelle date puis-je envoyer ma demande ?", {DATE}),
 ])
 def test_the_kind_of_figure_a_question_asks_for(question, kinds):
     assert wanted_kinds(question) == kinds
@@ -203,3 +204,12 @@ def test_the_passage_saying_there_is_none_leads_the_extractive_answer():
     # other kinds of premise are said in the notes, not added as paragraphs
     figure = Premise("figure-contradicted", "250 €", ["125 €"], "S3", "Tableau", 0, "…")
     assert none_such_first([other], [figure]) == [other]
+
+
+def test_a_day_of_every_year_is_a_date():
+    # "au 31 octobre au plus tard": a date without its year, not the number 31
+    [deadline] = figures("Moyennant un préavis de 2 mois, c'est-à-dire au 31 octobre au plus tard")[1:]
+    assert deadline.kind == DATE and deadline.values == {"--10-31"}
+    assert [f.values for f in figures("le 1er janvier")] == [{"--01-01"}]
+    assert [f.values for f in figures("au 31 décembre 2024")] == [{"2024-12-31"}]  # the year stays with it
+    assert not same_figure(figures("31 octobre")[0], figures("31 décembre")[0])
