@@ -96,11 +96,10 @@ def test_contents_set_as_title_and_page_number_lines_leave_the_body():
     assert [e.page for e in entries] == list(range(28, 37)) and entries[6].title == titles[6]
 
 
-def test_a_chapter_title_taken_for_a_page_header_heads_its_chapter_again():
-    # Allianz prints each chapter's title at the top of its first page; the layout calls it a
-    # page header, and the synthesis table then sat under the previous chapter's heading
+def _pages(count: int):
+    """A notice of `count` pages, and `add(page, text, label, top)` placing a line on one."""
     document = DoclingDocument(name="notice")
-    for page in range(1, 9):
+    for page in range(1, count + 1):
         document.add_page(page_no=page, size=Size(width=600, height=800))
 
     def add(page, text, label=DocItemLabel.TEXT, top=300):
@@ -109,6 +108,14 @@ def test_a_chapter_title_taken_for_a_page_header_heads_its_chapter_again():
             return document.add_heading(text, prov=prov)
         layer = ContentLayer.FURNITURE if label == DocItemLabel.PAGE_HEADER else ContentLayer.BODY
         return document.add_text(label=label, text=text, prov=prov, content_layer=layer)
+
+    return document, add
+
+
+def test_a_chapter_title_taken_for_a_page_header_heads_its_chapter_again():
+    # Allianz prints each chapter's title at the top of its first page; the layout calls it a
+    # page header, and the synthesis table then sat under the previous chapter's heading
+    document, add = _pages(8)
 
     add(1, "Allianz Prévoyance", DocItemLabel.SECTION_HEADER)
     add(2, "3 Quels services propose votre espace client ?", DocItemLabel.SECTION_HEADER)
@@ -142,16 +149,7 @@ def test_a_chapter_title_taken_for_a_page_header_heads_its_chapter_again():
 def test_the_top_line_of_a_page_taken_for_a_page_header_goes_back_into_the_body():
     # no contents: the layout model calls a page's first line a header (a close call that
     # differs between CPUs); a line on one page only is body, a running title repeats
-    document = DoclingDocument(name="notice")
-    for page in range(1, 6):
-        document.add_page(page_no=page, size=Size(width=600, height=800))
-
-    def add(page, text, label=DocItemLabel.TEXT, top=300):
-        prov = ProvenanceItem(page_no=page, bbox=BoundingBox(l=50, t=top, r=500, b=top + 20), charspan=(0, len(text)))
-        if label == DocItemLabel.SECTION_HEADER:
-            return document.add_heading(text, prov=prov)
-        layer = ContentLayer.FURNITURE if label == DocItemLabel.PAGE_HEADER else ContentLayer.BODY
-        return document.add_text(label=label, text=text, prov=prov, content_layer=layer)
+    document, add = _pages(5)
 
     for page in range(1, 6):  # a running title with the page number: furniture
         add(page, f"Conditions générales - page {page} sur 5", DocItemLabel.PAGE_HEADER, top=10)
