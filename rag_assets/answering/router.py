@@ -13,6 +13,7 @@ import re
 import unicodedata
 
 from rag_assets.answering.model import Route
+from rag_assets.language import detect_language
 from rag_assets.retrieve.query import content_terms, qualified_ids
 
 BUDGETS = {"targeted": 3, "explanation": 5, "comparison": 7}
@@ -206,6 +207,25 @@ ROUTER_SCHEMA = {
 }
 
 
+def _terms_of(text: str, language: str) -> set[str]:
+    return set(content_terms(text, language)) | {code.lower() for _, code in qualified_ids(text)}
+
+
+def _distinct_parts(subs: list[str], standalone: str) -> list[str]:
+    """Sub-questions that each carry something of the question the others lack; else the question itself.
+
+    Small models "split" a single question into paraphrases that drop its qualifiers ("chez MAIF
+    (assurance santé animale)" → "… chez MAIF ?" twice), and a dropped qualifier is what lets a
+    question about a contract nobody indexed through the gate.
+    """
+    language = detect_language(standalone)
+    asked = _terms_of(standalone, language)
+    owns = [_terms_of(sub, language) & asked for sub in subs[:3]]
+    kept = [sub for i, (sub, own) in enumerate(zip(subs, owns))
+            if own and not any(own < other or (own == other and j < i) for j, other in enumerate(owns) if j != i)]
+    return kept if len(kept) > 1 else [standalone]
+
+
 def route_with_llm(question: str, history: list[dict], llm) -> tuple[Route, object]:
     rules = route_by_rules(question, history)
     if rules.kind == "direct":
@@ -226,7 +246,7 @@ def route_with_llm(question: str, history: list[dict], llm) -> tuple[Route, obje
         if key and key not in seen:  # small models repeat themselves
             seen.add(key)
             subs.append(str(sub).strip())
-    subs = subs[:3] or [standalone]
+    subs = _distinct_parts(subs, standalone)
     need = data.get("need") if data.get("need") in BUDGETS else need_of(standalone, subs)
     if len(subs) > 1:
         need = "comparison"

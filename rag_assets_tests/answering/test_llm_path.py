@@ -204,10 +204,11 @@ def test_a_paragraph_answering_a_sub_question_without_source_is_dropped(kb):
             {"sub_question": 2, "text": "La capitale de l'Australie est Canberra.", "source_ids": [table]}],
             "missing_information": []}}
 
-    script = {"route": [route(ZONE_A, [ZONE_A, capital], "comparison")], "answer": [answer_both],
+    both = f"{ZONE_A[:-2]}, et quelle est la capitale de l'Australie ?"
+    script = {"route": [route(both, [ZONE_A, capital], "comparison")], "answer": [answer_both],
               "verify": [verify_supported()], "reformulate": [{"json": {"query": "capitale Australie"}}]}
     with ScriptedOpenAI(script) as server:
-        answer = ask(kb, ZONE_A, endpoints=[endpoint(server, "primary")])
+        answer = ask(kb, both, endpoints=[endpoint(server, "primary")])
         assert "aucune source trouvée" in server.requests_for("answer")[0]["messages"][1]["content"]
     assert [s.status for s in answer.sub_questions] == ["found", "no_source_found"]
     assert "Canberra" not in answer.render() and "no source found" in answer.render()
@@ -301,3 +302,15 @@ def test_a_name_the_reader_wrote_stays_unknown_when_the_router_drops_it(kb):
     [sub] = answer.sub_questions
     assert sub.gate["unknown_names"] == ["Assurex"] and sub.status == "no_source_found"
     assert answer.refused and "5 000" not in answer.text
+
+
+def test_a_split_into_paraphrases_is_one_question_with_its_qualifiers(kb):
+    # the local model "split" gi104 (MAIF pet insurance, out of corpus) into two paraphrases that
+    # both dropped "santé animale"; the second then passed the gate
+    paraphrases = ["Quelle est la franchise inondation ?", "Quel est le montant de la franchise pour une inondation ?"]
+    script = {"route": [route(ZONE_A, paraphrases, "comparison")], "answer": [answer_citing_table()],
+              "verify": [verify_supported()]}
+    with ScriptedOpenAI(script) as server:
+        answer = ask(kb, ZONE_A, endpoints=[endpoint(server, "primary")], options=AskOptions(log=False))
+    assert answer.route.sub_questions == [ZONE_A] and answer.route.intent != "comparison"
+    assert "5 000 €" in answer.text
