@@ -138,6 +138,11 @@ class DocumentIdentities:
         score = {d: sum(math.log(1 + n / self.df[t]) for t in naming if t in ts) for d, ts in self.terms.items()}
         best = max(score.values())
         chosen = {d for d, s in score.items() if s >= SHARE * best}
+        # the reader's insurer ("chez Mila") is theirs: another insurer's policy is not their contract
+        insurer_terms = {t for name in insurers for t in analyze(_ELISION.sub("", name), query.language)}
+        of_insurer = {d for d in chosen if self.terms[d] & insurer_terms}
+        if of_insurer:
+            chosen = of_insurer
         written = [t for t in dict.fromkeys(naming) if t in written_as_names]
         for term in written:  # a name the reader wrote keeps its best documents in scope
             holders = {d for d, ts in self.terms.items() if term in ts}

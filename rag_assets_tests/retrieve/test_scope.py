@@ -129,6 +129,18 @@ def test_the_readers_word_for_a_product_names_its_policy_through_the_thesaurus()
     assert identities.scope(question, lambda t: True, lambda t: False).document_ids == ("vam",)
 
 
+def test_the_insurer_the_reader_has_leaves_other_insurers_policies_out():
+    from rag_assets.retrieve.thesaurus import load_thesaurus
+
+    # golden-insurance gi065: MAIF's habitation policy is an "MRH" too (thesaurus), but not
+    # the reader's, and its assistance clause took every other rank from Mila's
+    identities = DocumentIdentities.of(DOCUMENTS, load_thesaurus())
+    question = AnalyzedQuery.of("Je loue un appartement en Corse assuré en MRH locataire chez Mila. "
+                                "Puis-je appeler l'assistance serrurerie ?", "fr")
+    assert "mrh" in identities.terms["aha"]
+    assert identities.scope(question, lambda t: True, lambda t: False).document_ids == ("mila",)
+
+
 def test_common_words_of_a_title_choose_among_the_named_insurers_policies():
     common = {"protect", "jurid", "voitur"}.__contains__
     identities = DocumentIdentities.of(WITH_AUTO)
