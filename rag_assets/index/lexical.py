@@ -192,12 +192,18 @@ class LexicalIndex:
                 continue
             terms = [(offset, tokens[0]) for offset, word in enumerate(words) if (tokens := self.analyze(word, language))]
             if len(terms) >= min_terms:
-                phrases.append((tantivy.Occur.Should, tantivy.Query.phrase_query(self.schema, field_name, terms)))
+                phrases.append((tantivy.Occur.Should, tantivy.Query.phrase_query(self.schema, field_name, terms)
+                                if len(terms) > 1 else tantivy.Query.term_query(self.schema, field_name, terms[0][1])))
         if not phrases:
             return None
         return tantivy.Query.boolean_query(
             [(tantivy.Occur.Must, tantivy.Query.boolean_query(phrases)), *self._filter_clauses(filters)]
         )
+
+    def holds(self, text: str, filters: SearchFilters) -> bool:
+        """Some child of the filtered documents writes ``text`` (its words in order, one word too)."""
+        query = self.phrase_query(text, filters, min_terms=1)
+        return query is not None and self.index.searcher().search(query, limit=1, count=True).count > 0
 
     def search(self, text: str, filters: SearchFilters, limit: int = 20, weights=None, phrase: bool = False) -> list[dict]:
         """BM25 over the analyzed terms; with `phrase`, only children holding the exact phrase."""

@@ -21,8 +21,8 @@ from rag_assets.embedding import QueryVectorCache, get_embedder
 from rag_assets.errors import StoreMismatchError
 from rag_assets.index.filters import SearchFilters
 from rag_assets.retrieve.fusion import PLAIN_RRF, Fusion, children_to_parents
-from rag_assets.retrieve.query import AnalyzedQuery
-from rag_assets.retrieve.acronyms import AcronymDictionary, thesaurus_fingerprint
+from rag_assets.retrieve.query import AnalyzedQuery, analyze
+from rag_assets.retrieve.acronyms import AcronymDictionary, extract, thesaurus_fingerprint
 from rag_assets.retrieve.corpus import PublishedCorpus, document_acronyms
 from rag_assets.retrieve.feedback import Feedback
 from rag_assets.retrieve.thesaurus import load_thesaurus
@@ -30,7 +30,7 @@ from rag_assets.retrieve.scope import DocumentIdentities, Scope, take_turns
 from rag_assets.retrieve.limits import checked_question
 from rag_assets.index.lexical import LexicalIndex
 from rag_assets.settings import Settings, load_settings
-from rag_assets.index.records import document_title, load_source_record
+from rag_assets.index.records import PUBLIC_GROUP, document_title, load_source_record
 from rag_assets.index.publication import pointer, read_publication
 from rag_assets.retrieve.definitions import defined_term, glossary_text, writes_term
 from rag_assets.retrieve.reranking import reranker_from_spec
@@ -274,9 +274,27 @@ class KnowledgeBase:
             return Scope()
         with self._lock:
             self._refresh()
-            return self._identities.scope(
+            scope = self._identities.scope(
                 query, lambda t: self.lexical.doc_freq(t, query.language) > 0,
                 lambda t: self.lexical.doc_freq(t, query.language) > COMMON_SHARE * max(1, self.child_count()))
+            absent = self._defined_but_absent(query, scope)
+            return dataclasses.replace(scope, unknown_names=scope.unknown_names + absent) if absent else scope
+
+    def _defined_but_absent(self, query: AnalyzedQuery, scope: Scope) -> tuple[str, ...]:
+        """Acronyms the question spells out ("assuré en PNO (propriétaire non occupant) chez Mila")
+        that the documents in scope write neither way, nor are named by: the reader describes a
+        contract they do not hold (Mila's is a tenant's policy)."""
+        defined = extract(query.text)
+        if not defined:
+            return ()
+        ids = scope.document_ids or tuple(self.document_ids())
+        # scopes are chosen over every published document; so is this check
+        groups = tuple(sorted({g for d in ids for g in self.document(d).get("allowed_groups") or [PUBLIC_GROUP]}))
+        filters = SearchFilters(document_ids=ids, groups=groups)
+        return tuple(acronym for acronym, long_form in defined.items()
+                     if not any(set(analyze(acronym, query.language)) <= self._identities.terms.get(d, frozenset())
+                                for d in ids)
+                     and not any(self.lexical.holds(text, filters) for text in (acronym, long_form)))
 
     def retrieve(self, question: str | AnalyzedQuery, filters: dict | SearchFilters | None = None, groups=None,
                  candidates: int | None = None, term_weights: dict[str, float] | None = None) -> RetrievalTrace:

@@ -61,6 +61,18 @@ def test_question_outside_the_corpus_is_refused_with_no_source_found(kb):
     assert answer.to_dict()["refused"] is True
 
 
+def test_a_contract_the_reader_spells_out_and_no_document_writes_is_refused(kb):
+    # golden-insurance gi105: "assuré en PNO (propriétaire non occupant) chez Mila" — Mila's
+    # only policy is a tenant's, whose deductibles would otherwise answer
+    answer = kb.ask("Assuré en GAV (garantie des accidents de la vie), quelle est la franchise "
+                    "pour une inondation en zone A ?")
+    [sub] = answer.sub_questions
+    assert answer.refused and "GAV" in sub.gate["unknown_names"] and "5 000" not in answer.render()
+    # the sample policy covers owners who do not occupy: spelling that out is no obstacle
+    spelled = kb.ask("Assuré en PNO (propriétaire non occupant), quelle est la franchise pour une inondation en zone A ?")
+    assert not spelled.refused and "5 000 €" in spelled.text
+
+
 def test_greeting_gets_a_direct_reply_without_retrieval(kb, monkeypatch):
     def forbidden(*args, **kwargs):
         raise AssertionError("small talk must not retrieve")
