@@ -6,8 +6,9 @@ it forever. The refusal is recorded beside the document's artifacts,
 
     <store>/documents/<document_id>/refused.json   sha256 of the file, the budget, the message
 
-and the source stage fails at once with the same message while the file's bytes and the
-budget are those recorded. A changed file or a changed budget is tried again.
+and the source stage fails at once with the same message while the file's bytes, the
+budget and the conversion code are those recorded. A changed file, budget or conversion
+code (which may need less: see PAGES_IN_FLIGHT) is tried again.
 """
 
 from __future__ import annotations
@@ -16,15 +17,18 @@ import datetime as dt
 from pathlib import Path
 
 from rag_assets.errors import BudgetExceeded
-from rag_assets.parsing.budget import Budget
+from rag_assets.parsing.budget import PAGES_IN_FLIGHT, Budget
 from rag_assets.store import KnowledgeStore, read_json, write_json_atomic
+from rag_assets.versions import CODE_VERSIONS
 
 REFUSED_FILE = "refused.json"
 
 
 def budget_of(settings) -> dict:
-    """Every limit a conversion ran under: a change to any of them is a reason to try again."""
-    return {**Budget.of(settings).to_dict(), "convert_timeout_s": settings.convert_timeout_s}
+    """Every limit a conversion ran under, and the code that ran: a change to any of them is a
+    reason to try again."""
+    return {**Budget.of(settings).to_dict(), "convert_timeout_s": settings.convert_timeout_s,
+            "pages_in_flight": PAGES_IN_FLIGHT, "code_version": CODE_VERSIONS["docling_document"]}
 
 
 def refusal_path(store: KnowledgeStore, document_id: str) -> Path:

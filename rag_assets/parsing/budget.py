@@ -29,6 +29,12 @@ from pathlib import Path
 
 from rag_assets.errors import BudgetExceeded
 
+# PDF pages buffered between two conversion stages. Docling's default (100) lets page
+# rendering run far ahead of the layout stage, so memory grew with the page count: the
+# 155-page Solvency II directive peaked at 4.2 GB VmData, over the default limit; with one
+# batch (4) in flight it peaks at 2.3 GB in the same time.
+PAGES_IN_FLIGHT = 4
+
 VARIABLES = {
     "max_pages": "RAG_ASSETS_MAX_PAGES",
     "max_page_pt": "RAG_ASSETS_MAX_PAGE_PT",

@@ -46,6 +46,7 @@ from docling.pipeline.standard_pdf_pipeline import RunContext, StandardPdfPipeli
 from docling_core.types.doc import DoclingDocument
 
 from rag_assets.hashing import sha256_file
+from rag_assets.parsing.budget import PAGES_IN_FLIGHT
 from rag_assets.parsing import text_layer
 from rag_assets.parsing.pdf_layout import (
     ACCEPT_SCORE,
@@ -216,11 +217,7 @@ def pdf_pipeline_options(artifacts_path: str | None = None) -> ThreadedPdfPipeli
         layout_options=LayoutObjectDetectionOptions() if use_docling_layout else OnnxLayoutOptions(),
         table_structure_options=TableStructureOptions() if use_docling_tables else RulingTableOptions(),
         heading_hierarchy_options=HeadingHierarchyOptions(enabled=True),
-        # Docling's default (100 pages between stages) lets page rendering run far ahead of the
-        # layout stage, so memory grew with the page count: the 155-page Solvency II directive
-        # peaked at 4.2 GB and went over RAG_ASSETS_MAX_MEMORY_MB; one batch in flight keeps it
-        # at 2.3 GB in the same time.
-        queue_max_size=4,
+        queue_max_size=PAGES_IN_FLIGHT,  # memory bounded by a batch, not by the page count
     )
 
 

@@ -152,6 +152,26 @@ def test_a_refusal_is_not_tried_again_until_the_file_or_the_budget_changes(budge
     assert ("source_document", "done") in [(s.stage, s.status) for s in giant.stages]
 
 
+def test_a_refusal_made_by_other_conversion_code_is_tried_again(tmp_path, monkeypatch):
+    # golden-shared: the Solvency II directive, refused over 4,096 MB while Docling buffered 100
+    # pages between stages, fits since 4 are; the standing refusal must not outlive that code
+    from rag_assets.ingest import refusals
+    from rag_assets.store import KnowledgeStore
+    from rag_assets.versions import CODE_VERSIONS
+
+    settings = make_settings(tmp_path)
+    store = KnowledgeStore(settings.store)
+    exc = BudgetExceeded("directive.pdf", "conversion used 4,107 MB, over the 4,096 MB memory limit",
+                         setting="RAG_ASSETS_MAX_MEMORY_MB", limit=4096, value=4107)
+    refusals.record_refusal(store, "directive", "ab" * 32, settings, exc)
+    assert str(refusals.standing_refusal(store, "directive", "ab" * 32, settings)) == str(exc)
+    monkeypatch.setitem(CODE_VERSIONS, "docling_document", "next")
+    assert refusals.standing_refusal(store, "directive", "ab" * 32, settings) is None
+    monkeypatch.undo()
+    monkeypatch.setattr(refusals, "PAGES_IN_FLIGHT", 2)
+    assert refusals.standing_refusal(store, "directive", "ab" * 32, settings) is None
+
+
 @pytest.mark.slow  # ingests through Dagster
 def test_memory_over_its_limit_stops_the_conversion(budget_store):
     """50 MB of nested <div>: the reader's tree grows until the memory limit stops it."""
