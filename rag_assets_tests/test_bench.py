@@ -39,6 +39,7 @@ def test_scaled_store_searches_like_the_source(sample_kb, tmp_path):
 
     summary = summarize(stage_records(instance))
     assert summary["pages"] > 0 and summary["stages"]["docling_document"]["s_per_page"] > 0
+    assert summary["stages"]["docling_document"]["peak_memory_mb"] > 100  # a conversion process, Docling loaded
     assert summary["stages"]["dense_embeddings"]["documents"] == len(source)
 
 

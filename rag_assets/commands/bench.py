@@ -59,6 +59,8 @@ def print_ingestion(store: Path, dagster_home: Path) -> None:
           f"end to end {summary['end_to_end_pages_per_s']} pages/s (sum of stage seconds; latest run of each stage)")
     for stage, figures in summary["stages"].items():
         extra = f", {figures['s_per_page']} s/page" if "s_per_page" in figures else ""
+        if figures.get("peak_memory_mb"):
+            extra += f", conversion memory peak {figures['peak_memory_mb']:,} MB"
         print(f"  {stage:18s} {figures['documents']:>3} documents  {figures['seconds']:>8.1f} s  "
               f"median {figures['median_s']:>6.2f} s/document  {figures['rate'] or ''}{extra}")
     print()

@@ -138,6 +138,7 @@ def run_docling_document(settings: Settings, document_id: str) -> StageResult:
             "pictures": manifest["pictures"],
             "detected_language": manifest["detected_language"],
             "seconds": manifest["seconds"],
+            "peak_memory_mb": manifest.get("peak_memory_mb"),  # against RAG_ASSETS_MAX_MEMORY_MB
             "path": str(store.docling_dir(document_id)),
         },
     )

@@ -334,6 +334,8 @@ def convert_and_save_with_limit(
         process.join()
     if kind == "error":
         raise _rebuilt_exception(payload) from ConversionProcessTraceback(child_traceback)
+    if budget is not None:  # sampled every MEMORY_POLL_S: what the memory limit is measured against
+        payload["peak_memory_mb"] = round(process.peak_data_mb)
     return payload
 
 
