@@ -230,3 +230,25 @@ def test_an_amount_asked_and_absent_from_the_kept_parents_brings_the_next_parent
     assert retriever._holding_wanted_figure("Qui est assuré ?", hits, without[:1], scores, 0.5) == []
     # under the floor: not added
     assert retriever._holding_wanted_figure(question, hits, without[:1], {h.parent_id: 0.1 for h in hits}, 0.5) == []
+
+
+def test_each_engine_s_best_parents_join_the_hybrid_top(kb):
+    # the dense engine's second parent, 4th or 6th of the fused order when a long question's
+    # circumstances swamp BM25, held the answer
+    question = "Quelle est la franchise pour une inondation en zone A ?"
+    retriever = Retriever(kb)
+    hits = kb.hits(kb.retrieve(question), 10)
+    scores = {h.parent_id: 1.0 for h in hits}
+    seated = [h for h in hits if any(h.ranks.get(e) is not None and h.ranks[e] <= 2 for e in ("bm25", "dense"))]
+    assert seated
+    last = seated[-1]
+    kept = [h for h in hits if h is not last][:1]
+    added = retriever._engine_seats(hits, kept, scores, 0.5)
+    assert last in added and all(h in seated and h not in kept for h in added)
+    assert added == [h for h in hits if h in added]  # in the hybrid order
+    # under the coverage floor: no seat
+    assert retriever._engine_seats(hits, kept, {**scores, last.parent_id: 0.1}, 0.5) == [h for h in added if h is not last]
+    # the retrieval keeps them after the fused top
+    parent_ids = retriever.retrieve(question, 1).sub.parent_ids
+    assert parent_ids[0] == hits[0].parent_id
+
