@@ -252,3 +252,25 @@ def test_each_engine_s_best_parents_join_the_hybrid_top(kb):
     parent_ids = retriever.retrieve(question, 1).sub.parent_ids
     assert parent_ids[0] == hits[0].parent_id
 
+
+def test_a_table_row_answers_for_the_column_the_question_names(kb):
+    from rag_assets.answering.extractive import _table_units
+
+    answerer = ExtractiveAnswerer(kb)
+    table = ("| Garanties | Formule Arbitrage | Formule Équilibre |\n| --- | --- | --- |\n"
+             "| garantie dommages électriques | non | oui |")
+    [(raw, shown, header, labels)] = _table_units(table, None)
+    row = Unit("T1", "S1", "d1", raw, shown, "Contrat Habitation Multirisque\n" + header, "fr", labels)
+    unlabelled = Unit("T1", "S1", "d1", raw, shown, "Contrat Habitation Multirisque\n" + header, "fr")
+    question = "En formule Arbitrage, les dommages électriques sont-ils couverts ?"
+    assert answerer.score(question, row) > answerer.score(question, unlabelled)
+
+
+def test_a_row_of_amounts_gives_way_to_the_rule_when_no_amount_is_asked(kb):
+    answerer = ExtractiveAnswerer(kb)
+    row = _unit("| Chambre particulière en hospitalisation | 30 € | 45 € |")
+    yes_no = "Puis-je prendre une chambre particulière en hospitalisation ?"
+    amount = "Combien est remboursée la chambre particulière en hospitalisation ?"
+    plain = _unit("| Chambre particulière en hospitalisation | oui | non |")
+    assert answerer.score(yes_no, row) < answerer.score(yes_no, plain)
+    assert answerer.score(amount, row) >= answerer.score(amount, plain)

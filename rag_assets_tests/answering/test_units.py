@@ -103,3 +103,30 @@ def test_a_word_of_the_same_family_covers_a_question_term_partly():
     # short stems and numbers are no family: "50000" does not open "500000"'s amount
     assert weights.coverage(["50000"], {"500000"}) == 0.0
     assert weights.coverage(["cas"], {"cassat"}) == 0.0
+
+
+def test_a_table_row_owns_the_column_headers_that_tell_its_cells_apart():
+    from rag_assets.answering.extractive import _table_units
+
+    comparison = ("| LES GARANTIES | RAQVAM arbitrage | RAQVAM équilibre | RAQVAM sérénité |\n| --- | --- | --- | --- |\n"
+                  "| ■ garantie autres dommages accidentels | non | oui | oui |\n| ■ vol | oui | oui | |")
+    rows = _table_units(comparison, None)
+    # "RAQVAM" is in every header: it names the table; the formula names tell the cells apart
+    assert rows[0][3].split() == ["LES", "GARANTIES", "arbitrage", "équilibre", "sérénité"]
+    assert rows[1][3].split() == ["LES", "GARANTIES", "arbitrage", "équilibre"]  # the empty cell has no say
+    assert "RAQVAM arbitrage : non" in rows[0][1]
+    levels = "| | Niveau 1 | Niveau 2 |\n| --- | --- | --- |\n| Chambre particulière | 30 € | 45 € |"
+    assert _table_units(levels, None)[0][3].split() == ["1", "2"]
+    single = "| | | Disponible dès le niveau 3 |\n| --- | --- | --- |\n| Forfait | + 10 € | + 20 € |"
+    assert _table_units(single, None)[0][3] == ""  # one header names the table's one column
+
+
+def test_a_row_of_figures_is_told_from_a_row_of_answers():
+    from rag_assets.answering.extractive import _row_of_figures
+
+    assert _row_of_figures("| Frais dentaires non remboursés | 150 € | 300 € |")
+    assert _row_of_figures("| Chambre particulière (par jour) | - | 30 € | 45 € |")  # a dash is an empty cell
+    assert _row_of_figures("| Soins dentaires | 100 % BR | 125 % BR |")
+    assert not _row_of_figures("| ■ garantie autres dommages accidentels | non | oui | oui |")
+    assert not _row_of_figures("| Niveau 2 | 1 | 2 |")  # levels, not amounts
+    assert not _row_of_figures("La franchise est de 150 €.")
