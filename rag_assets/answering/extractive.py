@@ -130,12 +130,11 @@ def _is_value(figure) -> bool:
 
 
 def _row_of_figures(text: str) -> bool:
-    """A table row whose every filled cell after the first holds an amount, rate, duration or
-    date."""
+    """A table row whose every filled cell after the first holds a value (`_is_value`)."""
     if not text.lstrip().startswith("|"):
         return False
     cells = [c for c in _cells(text)[1:] if c.strip("-– ")]
-    return bool(cells) and all(any(f.kind != NUMBER for f in figures(c)) for c in cells)
+    return bool(cells) and all(any(_is_value(f) for f in figures(c)) for c in cells)
 
 
 SENTENCE_SHARE = 0.4  # of the best section's coverage, the least a sentence must cover

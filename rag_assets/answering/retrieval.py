@@ -14,6 +14,7 @@ scores in [0, 1], or `options.reranker`), its score is the relevance.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from rag_assets.answering.model import FOUND, NO_SOURCE, SubQuestion
@@ -275,8 +276,7 @@ class Retriever:
         out (above the same coverage floor), in the hybrid order."""
         known = {h.parent_id for h in kept}
         return [h for h in hits if h.parent_id not in known and scores[h.parent_id] >= floor
-                and any(h.ranks.get(engine) is not None and h.ranks[engine] <= self.options.engine_seats
-                        for engine in ("bm25", "dense"))]
+                and min(h.ranks.get(engine) or math.inf for engine in ("bm25", "dense")) <= self.options.engine_seats]
 
     def _holding_wanted_figure(self, question: str, hits: list, kept: list, scores: dict, floor: float) -> list:
         """A question asking for an amount, rate or duration ("entre quels montants…") whose

@@ -248,7 +248,7 @@ def test_each_engine_s_best_parents_join_the_hybrid_top(kb):
     assert added == [h for h in hits if h in added]  # in the hybrid order
     # under the coverage floor: no seat
     assert retriever._engine_seats(hits, kept, {**scores, last.parent_id: 0.1}, 0.5) == [h for h in added if h is not last]
-    # the retrieval keeps them after the fused top
+    # the fused top stays first: seats come after it
     parent_ids = retriever.retrieve(question, 1).sub.parent_ids
     assert parent_ids[0] == hits[0].parent_id
 
