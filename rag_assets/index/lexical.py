@@ -251,6 +251,15 @@ class LexicalIndex:
             result.setdefault(doc["document_id"][0], set()).add(doc["version"][0])
         return result
 
+    def holding(self, terms: list[str], document_id: str, version: str, language: str = "fr") -> int:
+        """Children of a document's version holding one of the analysed `terms`."""
+        field_name = TEXT_FIELDS.get(language, "text_fr")
+        query = tantivy.Query.boolean_query([
+            (tantivy.Occur.Must, tantivy.Query.boolean_query(
+                [(tantivy.Occur.Should, tantivy.Query.term_query(self.schema, field_name, t)) for t in terms])),
+            (tantivy.Occur.Must, self._versions_query(document_id, {version}, exclude=False))])
+        return self.index.searcher().search(query, limit=1, count=True).count
+
     def count(self, document_id: str, version: str | None = None) -> int:
         query = tantivy.Query.term_query(self.schema, "document_id", document_id)
         if version:

@@ -11,6 +11,7 @@ Reads only materialized assets (no Dagster run needed).
 from __future__ import annotations
 
 import dataclasses
+import re
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -23,6 +24,7 @@ from rag_assets.index.filters import SearchFilters
 from rag_assets.retrieve.fusion import PLAIN_RRF, Fusion, children_to_parents
 from rag_assets.retrieve.query import AnalyzedQuery, analyze
 from rag_assets.retrieve.acronyms import AcronymDictionary, extract, thesaurus_fingerprint
+from rag_assets.retrieve.branches import document_branches
 from rag_assets.retrieve.corpus import PublishedCorpus, document_acronyms
 from rag_assets.retrieve.feedback import Feedback
 from rag_assets.retrieve.thesaurus import load_thesaurus
@@ -133,6 +135,7 @@ class KnowledgeBase:
         # Hits skipped by the last search because their version is not the published one.
         self.last_excluded: list[dict] = []
         self._stamp = None
+        self._branches: dict[tuple[str, str], frozenset[str]] = {}  # (document id, version) -> branches
         self._lock = threading.Lock()
         self._refresh(check=True)
 
@@ -255,6 +258,24 @@ class KnowledgeBase:
         """document id -> its publication entry (version, counts, path)."""
         return dict(self.published)
 
+    def branches(self, document_id: str) -> frozenset[str]:
+        """The lines of insurance a published document covers (`retrieve/branches.py`),
+        counted once per published version."""
+        entry = self.published.get(document_id)
+        if entry is None:
+            return frozenset()
+        key = (document_id, entry["version"])
+        if key not in self._branches:
+            record = self.document(document_id)
+            language = record.get("language") or "fr"
+            extra = record.get("extra") or {}
+            identity = " ".join([record.get("title") or "", re.sub(r"[_.-]+", " ", record.get("file_name") or ""),
+                                 *(str(extra[k]) for k in ("insurer", "product", "reference") if extra.get(k))])
+            self._branches[key] = document_branches(
+                lambda terms: self.lexical.holding(terms, document_id, entry["version"], language),
+                entry["children"], identity, language)
+        return self._branches[key]
+
     def idf(self, term: str, language: str = "fr") -> float:
         """IDF of an analysed term over the children of the lexical index."""
         return self.lexical.idf(term, language)
@@ -278,7 +299,8 @@ class KnowledgeBase:
                 query, lambda t: self.lexical.doc_freq(t, query.language) > 0,
                 lambda t: self.lexical.doc_freq(t, query.language) > COMMON_SHARE * max(1, self.child_count()))
             absent = self._defined_but_absent(query, scope)
-            return dataclasses.replace(scope, unknown_names=scope.unknown_names + absent) if absent else scope
+            return dataclasses.replace(scope, unknown_names=scope.unknown_names + absent,
+                                       unheld=scope.unheld + absent) if absent else scope
 
     def _defined_but_absent(self, query: AnalyzedQuery, scope: Scope) -> tuple[str, ...]:
         """Acronyms the question spells out ("assuré en PNO (propriétaire non occupant) chez Mila")

@@ -55,6 +55,11 @@ _WORD = re.compile(r"[\w'’-]+")
 _ELISION = re.compile(r"^(?:qu|[dljmnstc])['’]", re.IGNORECASE)  # "d'Allianz" is the name "Allianz"
 # the insurer the reader has: "chez AXA", "assuré auprès d'AXA", "souscrit chez Groupama"
 _INSURER = re.compile(r"\b(?:chez|auprès\s+(?:de\s+|d['’]))\s*([\w'’-]+)", re.IGNORECASE)
+# ... or the insurer or contract the reader says they hold, written as a name: "chez Groupama",
+# "assurée à la Macif", "mon contrat Groupama", "ma mutuelle Harmonie"
+_HOLDER = re.compile(r"\b(?:chez|auprès\s+(?:de\s+|d['’])|assurée?s?\s+(?:à\s+la\b|au\b|à\s+l['’]|à\b)"
+                     r"|(?:contrat|assurance|mutuelle|assureur|police)\s+(?:de\s+chez\s+)?)\s*([\w'’-]+)",
+                     re.IGNORECASE)
 
 
 def names(text: str) -> list[str]:
@@ -79,6 +84,9 @@ class Scope:
     terms: tuple[str, ...] = ()  # question terms that chose the documents
     unknown_names: tuple[str, ...] = ()  # names in the question that no document contains
     groups: tuple[tuple[str, ...], ...] = ()  # sides the ranking alternates between (see _sides)
+    # of the unknown names, those the reader gives as their insurer or contract ("chez Groupama",
+    # "en PNO (propriétaire non occupant)"): a town or a country in a story is no such name
+    unheld: tuple[str, ...] = ()
 
     def describe(self, titles: dict[str, str] | None = None) -> str:
         parts = []
@@ -128,12 +136,14 @@ class DocumentIdentities:
             naming = [t for t in query.terms if 0 < self.df.get(t, 0) < n]
         # (acronyms are left to the acronym dictionary: "ITT" is often only written out)
         insurers = {m.group(1) for m in _INSURER.finditer(query.text)}
+        holders = {m.group(1) for m in _HOLDER.finditer(query.text)}
         unknown = tuple(dict.fromkeys(
             name for name in names(query.text)
-            if (not name.isupper() or name in insurers) and (analysed := analyze(name, query.language))
+            if (not name.isupper() or name in holders) and (analysed := analyze(name, query.language))
             and not any(known_term(t) or self.df.get(t) for t in analysed)))
+        unheld = tuple(name for name in unknown if name in holders)
         if not naming or n < 2:
-            return Scope(unknown_names=unknown)
+            return Scope(unknown_names=unknown, unheld=unheld)
         # a term naming few documents says more than one naming many
         score = {d: sum(math.log(1 + n / self.df[t]) for t in naming if t in ts) for d, ts in self.terms.items()}
         best = max(score.values())
@@ -153,7 +163,7 @@ class DocumentIdentities:
         if len(sides) == 1:  # the product the reader named, alone
             chosen, sides = set(sides[0]), ()
         used = tuple(t for t in naming if any(t in self.terms[d] for d in chosen))
-        return Scope(tuple(sorted(chosen)), used, unknown, sides)
+        return Scope(tuple(sorted(chosen)), used, unknown, sides, unheld=unheld)
 
 
 def _synonyms(thesaurus: Thesaurus, text: str, language: str) -> set[str]:

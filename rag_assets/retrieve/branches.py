@@ -1,0 +1,64 @@
+"""Lines of insurance: what a document covers (its branches: auto, habitation, santé…) and
+what a question is about, read from their words.
+
+A policyholder asks about their car, their flat, their dog, their loan; a policy covers one
+or a few of these. A question naming an insurer whose documents cover none of the branches
+it speaks of ("mon chien assuré chez MAIF" when MAIF's documents are home, car and legal
+protection policies), or a store that holds no document of that branch ("le rendement de mon
+assurance vie" against health and home policies), is not answered by those documents however
+many words it shares with them. The gate weighs this (`answering/gate.py`, `off_lines`).
+
+The vocabulary is the lines' own subject words (what is insured, who is covered), not the
+words every policy writes (garantie, sinistre, franchise). A document covers a branch when
+its identity (title, file name, sidecar) names it, or when at least `SHARE` of its passages
+write one of the branch's words and at least `RELATIVE` of its main branch's share: a home
+policy's legal-protection annex makes it a legal-protection document as well, the word
+"décès" in a car policy's passenger cover does not make it a life policy.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from rag_assets.retrieve.query import analyze
+
+BRANCHES = {
+    "auto": "voiture voitures véhicule véhicules automobile auto autos moto motos scooter conducteur conductrice "
+            "conduite pare-brise carrosserie bonus-malus dépanneuse remorquage crevaison circulation",
+    "habitation": "habitation logement logements maison maisons appartement appartements locataire propriétaire "
+                  "cambriolage mobilier multirisque toiture canalisation résidence",
+    "santé": "santé mutuelle soins dentaire dentiste optique lunettes pharmacie consultation orthodontie "
+             "hospitalisation hôpital kinésithérapeute ostéopathe",
+    "animaux": "chien chiens chat chats animal animaux vétérinaire chiot chaton",
+    "prévoyance": "prévoyance décès invalidité incapacité arrêt obsèques rente",
+    "emprunteur": "prêt prêts emprunt emprunteur crédit mensualités",
+    "protection juridique": "juridique litige litiges avocat tribunal procès contentieux",
+    "chasse": "chasse chasseur chasseurs fusil gibier battue",
+    "navigation": "bateau bateaux voilier navigation plaisance navire",
+    "épargne": "épargne placement placements rendement capitalisation",
+    "voyage": "voyage voyages séjour annulation vacances",
+}
+SHARE = 0.15  # of a document's passages writing one of a branch's words, for the document to cover it
+RELATIVE = 0.2  # ... and of the share of the branch its passages write most
+
+
+@lru_cache(maxsize=4)
+def branch_terms(language: str = "fr") -> dict[str, frozenset[str]]:
+    return {branch: frozenset(analyze(words, language)) for branch, words in BRANCHES.items()}
+
+
+def branches_of_text(text: str, language: str = "fr") -> frozenset[str]:
+    """The branches whose words `text` writes."""
+    terms = set(analyze(text or "", language))
+    return frozenset(branch for branch, words in branch_terms(language).items() if words & terms)
+
+
+def document_branches(passages_holding, passages: int, identity: str, language: str = "fr") -> frozenset[str]:
+    """`passages_holding(terms)`: how many of the document's passages hold one of `terms`;
+    `passages`: how many it has; `identity`: its title, file name and sidecar names."""
+    named = branches_of_text(identity, language)
+    if not passages:
+        return named
+    shares = {branch: passages_holding(sorted(words)) / passages for branch, words in branch_terms(language).items()}
+    most = max(shares.values())
+    return frozenset(named | {b for b, share in shares.items() if share >= SHARE and share >= RELATIVE * most})
