@@ -1,10 +1,12 @@
 """Retrieval per sub-question: the hybrid search (and the reranker when one is
-configured), a relevance score with an absolute meaning, one reformulation when the
-best score is under the threshold, then "no source found".
+configured), the relevance gate, one reformulation when the gate refuses, then "no source
+found".
 
-RRF scores only rank; they say nothing about whether anything relevant was found. The
-relevance of a parent is the IDF-weighted share of the question's terms present in it
-(title, headings and text, analysed like the lexical index): a question about the
+RRF scores only rank; they say nothing about whether anything relevant was found. Whether
+the sources answer is a calibrated decision (`answering/gate.py`): the probability, from the
+retrieval's own signals, that they do. The relevance of a parent, one of those signals and
+what orders and keeps parents, is the IDF-weighted share of the question's terms present in
+it (title, headings and text, analysed like the lexical index): a question about the
 capital of Australia covers none of "australie", which the corpus never saw and which
 therefore weighs the most. The terms that chose the documents searched (the scope: "APICIL",
 "TNS", "IPID", often only in a file name) count as present in their parents: they were
@@ -16,12 +18,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from rag_assets.answering.model import FOUND, NO_SOURCE, SubQuestion
 from rag_assets.answering.citations import document_relations
 from rag_assets.answering.figures import figures, wanted_kinds
+from rag_assets.answering.gate import GateModel
 from rag_assets.answering.terms import TermWeights
 from rag_assets.language import detect_language as language_of
+from rag_assets.retrieve.branches import branches_of_text
 from rag_assets.retrieve.query import analyze, content_terms
 from rag_assets.index.records import PUBLIC_GROUP
 from rag_assets.index.filters import reader_groups
@@ -30,25 +35,11 @@ from rag_assets.retrieve.limits import QueryRefused
 
 @dataclass
 class RetrievalOptions:
-    # minimum relevance of the best parent: golden-insurance dev, the midpoint between the
-    # highest out-of-corpus question refused by it alone (0.44, "fonds euros … Allianz Vie")
-    # and the lowest answerable one above it (0.50, "Je prête mon voilier…")
-    threshold: float = 0.47
-    # either way, the parent both engines agree on best must have a passage (child) covering
-    # at least this share of the question: out-of-corpus questions on a named insurer
-    # ("mon chien chez MAIF", "en PNO chez Mila") cover a section by its scope words only
-    # (golden-insurance dev: 0.05 out of corpus, 0.10 the lowest answerable)
-    min_child_coverage: float = 0.08
-    # ... or, for long questions whose circumstances no section holds: a parent both engines
-    # rank in their top `agreement_rank`, covering at least `agreement_threshold`, and no
-    # name in the question that no document contains ("chez Groupama"); rank 4 since "chez AXA"
-    # is such a name (dev: 2 answerable of 50 let through, no out-of-corpus question)
-    agreement_rank: int = 4
-    agreement_threshold: float = 0.3
-    # a long question's circumstances sit in no section: the share it needs shrinks so that
-    # the parent still covers this many of its terms' worth (0.3 up to 11 terms, 0.25 at 14)
-    agreement_terms: float = 3.5
-    keep_ratio: float = 0.6  # reranked: other parents kept when relevance >= keep_ratio * best (and >= 0.75 * threshold)
+    # the least probability that the retrieved evidence answers (answering/gate.py); None:
+    # the fitted gate's own threshold
+    threshold: float | None = None
+    gate_model: str = ""  # a gate model file instead of the packaged one
+    keep_ratio: float = 0.6  # reranked: other parents kept when relevance >= keep_ratio * best (and >= 0.75 * rerank_threshold)
     # no reranker: the hybrid order, parents covering >= this * best (golden-insurance dev,
     # before the scope words counted: 0.5 dropped a leading evidence parent covering 0.49 of
     # the best, 0.3 let an out-of-corpus question find a sentence; since, 0.3-0.5 tie)
@@ -63,6 +54,9 @@ class RetrievalOptions:
     reranker: object | None = None  # callable(question, hits) -> list[float]
     rerank_threshold: float = 0.3
     follow_amendments: bool = True
+
+
+GATE_PASSAGES = 3  # the first parents whose best passage the gate reads
 
 
 @dataclass
@@ -94,9 +88,13 @@ class Retriever:
         self.llm_results: list = []
         self._terms_cache: dict[tuple[str, str], set[str]] = {}
         self._unknown_names: tuple[str, ...] = ()  # names of the last question no document contains
+        self._unheld: tuple[str, ...] = ()  # of those, the insurer or contract the reader says they hold
         self._scope_terms: tuple[str, ...] = ()  # terms of the last question that chose its documents
+        self._scope_documents: tuple[str, ...] = ()  # the documents they chose (none: every document)
         self._naming: frozenset[str] = frozenset()  # those of the question being retrieved
-        self._asked_unknown: tuple[str, ...] = kb.scope(asked).unknown_names if asked else ()
+        asked_scope = kb.scope(asked) if asked else None
+        self._asked_unknown: tuple[str, ...] = asked_scope.unknown_names if asked_scope else ()
+        self._asked_unheld: tuple[str, ...] = asked_scope.unheld if asked_scope else ()
 
     # ---------------------------------------------------------------- scoring
     def _language(self, document_id: str, text: str) -> str:
@@ -132,10 +130,6 @@ class Retriever:
     def _reranking(self) -> bool:
         return bool(self.options.reranker or getattr(self.kb, "rerank", None))
 
-    @property
-    def _threshold(self) -> float:
-        return self.options.rerank_threshold if self._reranking else self.options.threshold
-
     # ------------------------------------------------------------- searching
     def _search(self, query: str, k: int, filters: dict | None = None) -> list:
         try:
@@ -144,7 +138,9 @@ class Retriever:
             self.alerts.append(f"Recherche refusée ({exc}).")
             return []
         self._unknown_names = tuple(dict.fromkeys(self._asked_unknown + trace.scope.unknown_names))
+        self._unheld = tuple(dict.fromkeys(self._asked_unheld + trace.scope.unheld))
         self._scope_terms = trace.scope.terms
+        self._scope_documents = trace.scope.document_ids
         scope = trace.scope.describe({d: self.kb.document(d).get("title") or d for d in trace.scope.document_ids})
         if scope and scope not in self.scopes:
             self.scopes.append(scope)  # the answer says which documents the question was limited to
@@ -184,7 +180,7 @@ class Retriever:
         return best
 
     def gate_evidence(self, question: str, hits: list, scores: dict) -> dict:
-        """What the relevance gate decides on, recorded with the sub-question."""
+        """What the relevance gate decides on (`answering/gate.py`), recorded with the sub-question."""
         agreement = None
         for hit in hits:
             ranks = [hit.ranks.get(engine) for engine in ("bm25", "dense")]
@@ -193,49 +189,86 @@ class Retriever:
                 if agreement is None or worst < agreement[0]:
                     agreement = (worst, hit)
         best_id = max(scores, key=scores.get) if scores else None
+        language = language_of(question)
+        terms = content_terms(question, language)
+        idf = sum(self.weights.idf(t, language) for t in terms)
+        own = [self.weights.coverage(terms, self._parent_terms(h.parent_id, self._language(h.document_id, h.text)),
+                                     language) for h in hits]
+        best_engine = {engine: max((h.best_child[engine]["score"] for h in hits if engine in h.best_child), default=0.0)
+                       for engine in ("bm25", "dense")}
+        features = {
+            "coverage": max(scores.values(), default=0.0),
+            "content_coverage": max(own, default=0.0),
+            "child_coverage": max((self.child_coverage(question, h) for h in hits[:GATE_PASSAGES]), default=0.0),
+            "agreement": 1.0 / agreement[0] if agreement else 0.0,
+            "dense": best_engine["dense"],
+            "bm25": min(1.0, best_engine["bm25"] / idf) if idf else 0.0,
+            "off_lines": self._off_lines(question, language),
+            "unknown_names": float(min(2, len(set(self._unknown_names) - set(self._unheld)))),
+            "terms": math.log1p(len(terms)),
+        }
         return {
-            "coverage": round(max(scores.values(), default=0.0), 4),
+            "coverage": round(features["coverage"], 4),
             "best_parent": best_id,
             "agreement_rank": agreement[0] if agreement else None,
-            "agreement_coverage": round(scores.get(agreement[1].parent_id, 0.0), 4) if agreement else None,
-            "agreement_child_coverage": round(self.child_coverage(question, agreement[1]), 4) if agreement else None,
             "unknown_names": list(self._unknown_names),
-            "terms": len(content_terms(question)),
+            "unheld": list(self._unheld),
+            "features": {k: round(v, 4) for k, v in features.items()},
         }
 
+    def _off_lines(self, question: str, language: str) -> float:
+        """1 when the question speaks of lines of insurance (`retrieve/branches.py`) that none of
+        the documents searched covers (those it names, else every visible one): "mon chien"
+        against the home and car policies of the insurer the reader named, "mon assurance vie"
+        against a store of health policies."""
+        asked = branches_of_text(question, language)
+        if not asked:
+            return 0.0
+        searched = self._scope_documents or [d for d in self.kb.document_ids() if self._visible(d)]
+        held = set().union(*(self.kb.branches(d) for d in searched)) if searched else set()
+        return 0.0 if asked & held else 1.0
+
+    @cached_property
+    def gate(self) -> GateModel:
+        return GateModel.load(self.options.gate_model) if self.options.gate_model else GateModel.load()
+
     def _passes(self, gate: dict) -> str | None:
-        """Why the gate lets the sub-question through ("coverage", "agreement"), or None."""
-        if gate["unknown_names"]:
-            return None  # "chez Groupama", "Harmonie Mutuelle": no document is about what is asked
-        if gate["agreement_child_coverage"] is not None and gate["agreement_child_coverage"] < self.options.min_child_coverage:
-            return None
-        if gate["coverage"] >= self._threshold:
-            return "coverage"
-        if not self._reranking and not gate["unknown_names"] and gate["agreement_rank"] is not None \
-                and gate["agreement_rank"] <= self.options.agreement_rank \
-                and gate["agreement_coverage"] >= min(self.options.agreement_threshold,
-                                                      self.options.agreement_terms / max(1, gate["terms"])):
-            return "agreement"
-        return None
+        """Why the gate lets the sub-question through ("reranker", "calibrated"), or None; the
+        gate's probability and model are recorded with its features."""
+        if gate["unheld"]:
+            return None  # the reader's own contract is not among the documents: they cannot answer for it
+        if self._reranking:
+            return "reranker" if gate["coverage"] >= self.options.rerank_threshold else None
+        gate["probability"] = round(self.gate.probability(gate["features"]), 4)
+        gate["model"] = self.gate.version
+        threshold = self.gate.threshold if self.options.threshold is None else self.options.threshold
+        return "calibrated" if gate["probability"] >= threshold else None
+
+    def assess(self, question: str, k: int) -> tuple[list, dict, dict]:
+        """The first pass: the hybrid top `k`, each parent's relevance, and the gate's
+        evidence (what `rag-assets fit-gate` fits the gate on)."""
+        hits = self._search(question, k)
+        self._naming = frozenset(self._scope_terms)
+        scores = dict(zip([h.parent_id for h in hits], self._scores(question, hits)))
+        return hits, scores, self.gate_evidence(question, hits, scores)
 
     def retrieve(self, question: str, budget: int) -> Retrieved:
         sub = SubQuestion(text=question, queries=[question])
         k = max(self.options.candidates, budget * 2)
-        hits = self._search(question, k)
+        hits, scores, sub.gate = self.assess(question, k)
         sub.scope_terms = list(self._scope_terms)
-        self._naming = frozenset(self._scope_terms)
-        scores = dict(zip([h.parent_id for h in hits], self._scores(question, hits)))
-        sub.gate = self.gate_evidence(question, hits, scores)
         best = max(scores.values(), default=0.0)
         if not self._passes(sub.gate):
             query = self.reformulate(question)
             sub.reformulated = True
             sub.queries.append(query)
-            asked_names = self._unknown_names
+            asked_names, asked_unheld, asked_documents = self._unknown_names, self._unheld, self._scope_documents
             more = self._search(query, k * 2)
-            # the reader's names stay unknown: a reformulation opening on "Groupama" no longer
-            # writes it as a name
+            # the reader's names stay unknown, and the documents they named stay the ones searched:
+            # a reformulation opening on "Groupama" no longer writes it as a name
             self._unknown_names = tuple(dict.fromkeys(asked_names + self._unknown_names))
+            self._unheld = tuple(dict.fromkeys(asked_unheld + self._unheld))
+            self._scope_documents = asked_documents
             known = {h.parent_id for h in hits}
             hits += [h for h in more if h.parent_id not in known]
             # the reformulation may translate the question into the documents' language: a
@@ -251,7 +284,7 @@ class Retriever:
             sub.scores = {p: round(s, 4) for p, s in scores.items()}
             return Retrieved(sub, [])
         if self._reranking:
-            floor = min(max(self._threshold * 0.75, best * self.options.keep_ratio), best)
+            floor = min(max(self.options.rerank_threshold * 0.75, best * self.options.keep_ratio), best)
             order = {h.parent_id: i for i, h in enumerate(hits)}
             kept = sorted((h for h in hits if scores[h.parent_id] >= floor),
                           key=lambda h: (-round(scores[h.parent_id], 2), order[h.parent_id]))[:budget]

@@ -64,7 +64,8 @@ def add_ask_parser(subparsers) -> None:
                                   "(default: $RAG_ASSETS_LLM_GGUF)")
     p.add_argument("--base-url", help="an OpenAI-compatible endpoint tried first (key: $RAG_ASSETS_LLM_API_KEY)")
     p.add_argument("--model", help="model name at --base-url")
-    p.add_argument("--threshold", type=float, default=RetrievalOptions.threshold,
-                   help="minimum relevance of the best source (0–1) before 'no source found'")
+    p.add_argument("--threshold", type=float, default=None,
+                   help="least probability (0–1) that the sources answer before 'no source found' "
+                        "(default: the fitted gate's, rag_assets/answering/gate_model.json)")
     p.add_argument("--no-llm-verify", action="store_true", help="lexical support check instead of the model's")
     p.set_defaults(func=cmd_ask)

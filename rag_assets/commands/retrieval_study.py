@@ -5,6 +5,7 @@ components on a split of a golden set or a benchmark, over an existing store (re
     rag-assets tune-fusion golden-insurance --eval-store STORE    # writes evaluations/fusion-tuning-golden-insurance.json
     rag-assets ablation golden-insurance --eval-store STORE --split test   # writes evaluations/ablations/golden-insurance-test.md
     rag-assets ablation piaf-dev --eval-store STORE --split test           # a benchmark's own queries and qrels
+    rag-assets fit-gate        # the relevance gate fitted on the golden sets' dev split (their eval stores)
 """
 
 from __future__ import annotations
@@ -29,6 +30,13 @@ def add_study_parsers(subparsers) -> None:
     p.add_argument("--no-write", action="store_true", help="print only; do not write evaluations/ablations/")
     p.set_defaults(func=cmd_ablation)
 
+    p = subparsers.add_parser("fit-gate", help="fit the relevance gate on the golden sets' dev split (never on test)")
+    p.add_argument("--eval-store", action="append", default=[], metavar="NAME=STORE",
+                   help="a set's knowledge store (default: its eval store, built by `rag-assets eval NAME`)")
+    p.add_argument("--no-write", action="store_true",
+                   help="print only; do not write rag_assets/answering/gate_model.json and evaluations/gate/")
+    p.set_defaults(func=cmd_fit_gate)
+
 
 def cmd_tune_fusion(args, settings) -> int:
     from rag_assets.evaluation.fusion_tuning import tune_fusion
@@ -44,4 +52,24 @@ def cmd_ablation(args, settings) -> int:
                       tuple(args.only), args.candidates, write=not args.no_write, queries=args.queries,
                       distractors=args.distractors)
     print(result["markdown"])
+    return 0
+
+
+def cmd_fit_gate(args, settings) -> int:
+    from pathlib import Path
+
+    from rag_assets.evaluation import targets
+    from rag_assets.evaluation.gate_fitting import SETS, fit_gate
+    from rag_assets.retrieve.knowledge_base import KnowledgeBase
+
+    given = dict(item.split("=", 1) for item in args.eval_store)
+    stores = {}
+    for name in SETS:
+        path = Path(given.get(name) or targets.eval_stores_root() / targets.label_of(name) / "knowledge")
+        if not path.exists():
+            print(f"fit-gate: no store for {name} at {path}: run `rag-assets eval {name}` first, or give "
+                  f"--eval-store {name}=STORE")
+            return 1
+        stores[name] = KnowledgeBase.open(path)
+    fit_gate(stores, write=not args.no_write)
     return 0

@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from rag_assets.answering.extractive import ExtractiveAnswerer, Unit
-from rag_assets.answering.retrieval import Retriever
+from rag_assets.answering.gate import FEATURES
+from rag_assets.answering.retrieval import RetrievalOptions, Retriever
 
 
 def _unit(text: str, context: str = "Contrat Habitation Multirisque") -> Unit:
@@ -82,13 +83,15 @@ def test_a_sentence_naming_the_contract_does_not_win_by_its_name(kb):
     assert answerer.score(question, answer, naming=naming) >= answerer.score(question, answer)
 
 
-def test_a_name_no_document_contains_is_refused_even_when_the_words_are_covered(kb):
-    # the policy's words are covered well; "Assurex" is in no document
-    retrieved = Retriever(kb).retrieve("Mon contrat habitation multirisque chez Assurex : quelle est la franchise "
-                                       "inondation en zone A, catastrophe naturelle ?", 3)
-    assert retrieved.sub.gate["unknown_names"] == ["Assurex"]
-    assert retrieved.sub.gate["coverage"] >= Retriever(kb).options.threshold
+def test_an_insurer_the_reader_holds_that_no_document_names_weighs_the_gate_down(kb):
+    # the policy's words are covered well; "Assurex", given as the reader's insurer, is in no document
+    question = ("Mon contrat habitation multirisque chez Assurex : quelle est la franchise inondation en zone A, "
+                "catastrophe naturelle ?")
+    retrieved = Retriever(kb).retrieve(question, 3)
+    assert retrieved.sub.gate["unheld"] == ["Assurex"] and retrieved.sub.gate["features"]["unheld"] == 1.0
     assert retrieved.sub.status == "no_source_found" and retrieved.hits == []
+    plain = Retriever(kb).retrieve(question.replace(" chez Assurex", ""), 3)
+    assert plain.sub.status == "found" and plain.sub.gate["probability"] > retrieved.sub.gate["probability"]
 
 
 def test_a_name_no_document_contains_stays_unknown_after_the_reformulation(kb):
@@ -96,16 +99,23 @@ def test_a_name_no_document_contains_stays_unknown_after_the_reformulation(kb):
     # on the name, which is then no longer written as one
     retrieved = Retriever(kb).retrieve("Chez Assurex, quelle est la franchise inondation en zone A ?", 3)
     assert retrieved.sub.reformulated and retrieved.sub.queries[-1].startswith("Assurex")
-    assert retrieved.sub.gate["unknown_names"] == ["Assurex"]
+    assert retrieved.sub.gate["unheld"] == ["Assurex"]
     assert retrieved.sub.status == "no_source_found"
 
 
-def test_a_parent_whose_passages_cover_nothing_of_the_question_does_not_pass_the_gate(kb):
+def test_a_town_in_the_readers_story_does_not_refuse_what_the_policy_answers(kb):
+    retrieved = Retriever(kb).retrieve("J'habite à Quimperlé : quelle est la franchise pour une inondation en "
+                                       "zone A ?", 3)
+    assert retrieved.sub.gate["unknown_names"] == ["Quimperlé"] and retrieved.sub.gate["unheld"] == []
+    assert retrieved.sub.status == "found"
+
+
+def test_the_gate_records_its_features_probability_and_model(kb):
     retriever = Retriever(kb)
-    gate = {"coverage": 0.7, "agreement_rank": 6, "agreement_coverage": 0.45, "agreement_child_coverage": 0.05,
-            "unknown_names": [], "terms": 12}
-    assert retriever._passes(gate) is None  # covered by its scope words and context only
-    assert retriever._passes({**gate, "agreement_child_coverage": 0.12}) == "coverage"
+    gate = retriever.retrieve("Quelle est la franchise pour une inondation en zone A ?", 3).sub.gate
+    assert set(gate["features"]) == set(FEATURES) and gate["model"] == retriever.gate.version
+    assert gate["decision"] == "calibrated" and gate["probability"] >= retriever.gate.threshold
+    assert Retriever(kb, options=RetrievalOptions(threshold=1.01))._passes(gate) is None
 
 
 def test_the_same_sentence_in_two_parents_is_cited_from_the_better_ranked_one(kb):
