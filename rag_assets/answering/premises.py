@@ -39,6 +39,8 @@ _CONFIRM = re.compile(
     r"|\bm['’]a (?:dit|annonc[ée]|indiqu[ée]|affirm[ée])\b|\bon m['’]annonce\b|\best[- ](?:il|elle|ce) (?:bien|vraiment)\b"
     r"|\b(?:est|sont)[- ](?:il|elle|ils|elles) (?:bien |vraiment )?(?:de|d['’]|à|égale?s? à|fixée?s? à|plafonnée?s? à)"
     r"|\bbien (?:de|à|égale?s?|fixée?s?|plafonnée?s?)\b|\bpourquoi\b|\bvraiment\b"
+    # a premise the question builds on: "puisque la franchise est de 300 €, …"
+    r"|\bpuisqu(?:e\b|['’])|\bsachant qu(?:e\b|['’])|\bvu qu(?:e\b|['’])|\bétant donné qu(?:e\b|['’])"
     r"|\bis it (?:really |still )?(?:true|right|correct)\b|\bright\s*\?|\bisn['’]t it\b|\bwhy\b",
     re.IGNORECASE)
 # A yes/no question asserts what it asks to confirm ("Le SCR est-il calibré à 99,9 % ?",
@@ -48,6 +50,23 @@ _INVERTED = re.compile(r"\b\w+-(?:t-)?(?:il|elle|ils|elles|on)\b", re.IGNORECASE
 _ASKING = re.compile(r"\b(?:combien|quel(?:le)?s?|comment|o[uù]|quand|lequel|laquelle|lesquel(?:le)?s|que|qu['’]|quoi)\b",
                      re.IGNORECASE)
 _EST_CE_QUE = re.compile(r"\best[- ]ce qu(?:e\b|['’])", re.IGNORECASE)
+# A figure the question states as what the policy says ("le plafond est de 20 000 €", "mon
+# contrat prévoit une franchise de 300 €", "la garantie couvre jusqu'à 5 000 €"), wherever it
+# stands: the noun, at most four words that are not a new subject ("pour un sinistre de 3 000 €"
+# is another thing's figure), then a verb saying what the policy sets. A bare "une franchise de
+# 800 €" is the reader's own case (what the lessor kept, the option they chose), not a claim.
+_PARAMETER = re.compile(
+    r"(?:\b(?:franchises?|plafonds?|indemnités?|indemnisations?|délais?|carences?|préavis|capitaux|capital|taux"
+    r"|remboursements?|prises? en charge|limites?|cotisations?|primes?|montants?|durées?)"
+    r"(?:\s+(?!(?:pour|sur|par|un|une|mon|ma|mes|si|quand|en|dans|chez|avec|lors|après|avant)\b)[\w’'-]+){0,4}?"
+    r"\s+(?:est|sera|serait|reste)\s+(?:de|d['’]|à|fixée?s?\s+à|limitée?s?\s+à|plafonnée?s?\s+à|égale?s?\s+à)"
+    r"|\s+s['’]élève\s+à"
+    r"|\b(?:prévoit|prévoient|fixe|fixent)\s+(?:une?|des|le|la|les)\s+[\w’'-]+(?:\s+[\w’'-]+)?\s+(?:de|d['’]|à)"
+    r"|\b(?:couvre|couvrent|rembourse|remboursent|garantit|garantissent|indemnise|indemnisent|prend en charge"
+    r"|prennent en charge)\s+(?:\w+\s+){0,3}?jusqu['’]à"
+    r"|\b(?:est|sont)\s+(?:rembours\w+|couverte?s?|garantie?s?|prise?s? en charge|indemnisée?s?|plafonnée?s?"
+    r"|limitée?s?)\s+(?:à\s+hauteur\s+de|jusqu['’]à|à))"
+    r"\s*(?:seulement\s+|uniquement\s+|environ\s+)?$", re.IGNORECASE)
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\s*:\s+(?=[A-ZÀ-Þa-z])")
 _VARIANT_NOUNS = ("formule", "option", "niveau", "pack", "priorité", "priorite", "zone", "classe", "catégorie",
                   "categorie", "palier", "tranche", "module", "plan")
@@ -59,7 +78,7 @@ _LIST_SEPARATOR = re.compile(r"\s*(?:,|\bet\b|\bou\b|/|;)\s*")
 
 @dataclass
 class Premise:
-    kind: str  # figure-absent | figure-contradicted | name-absent | guarantee-not-included | none-such
+    kind: str  # figure-absent | figure-contradicted | name-absent | guarantee-not-included | none-such | excluded
     claim: str  # what the question states: "250 €", "formule Initiale"
     found: list[str] = field(default_factory=list)  # what the sources give instead
     source_id: str | None = None  # the source that gives it
@@ -94,6 +113,23 @@ def asserted_figures(question: str) -> list[Figure]:
             own = [f for f in figures(sentences[index - 1]) if f.kind in PREMISE_KINDS]
         chosen += [f for f in own if not any(same_figure(f, c) for c in chosen)]
     return chosen
+
+
+def stated_figures(question: str) -> list[Figure]:
+    """Figures the question gives as a value of the policy (`_PARAMETER`), with or without
+    asking to confirm them: checked against the passage that answers (a different value
+    there is said first), never flagged for being absent from the sources — a reader's own
+    choice ("un capital de 100 000 €") need not be written in them."""
+    text = question or ""
+    found = []
+    for figure in figures(text):
+        if figure.kind not in PREMISE_KINDS:
+            continue
+        before = text[max(0, figure.start - 80):figure.start]
+        clause = re.split(r"[.!?;:,()]", before)[-1]
+        if _PARAMETER.search(clause):
+            found.append(figure)
+    return found
 
 
 def without_figures(question: str, asserted: list[Figure]) -> str:
@@ -196,12 +232,15 @@ def _kind_word(figure: Figure) -> str:
 
 
 def figure_premises(question: str, answering: list[tuple[str, str, str, str]], context: list[str],
-                    sub_question: int | None = None, claims: list[Figure] | None = None) -> list[Premise]:
+                    sub_question: int | None = None, claims: list[Figure] | None = None,
+                    stated: list[Figure] = ()) -> list[Premise]:
     """`answering`: (source id, source name, passage as shown, passage verbatim) of what
     answers the question; `context`: the text of every retrieved source; `claims`: the
-    asserted figures (default: those of `question`)."""
+    asserted figures (default: those of `question`); `stated`: figures given as a value of the
+    policy, checked for a contradiction only."""
     premises = []
-    for claim in (asserted_figures(question) if claims is None else claims):
+    for claim in (asserted_figures(question) if claims is None else claims) + list(stated):
+        contradiction_only = any(claim is f for f in stated)
         in_context = any(same_figure(claim, f) for text in context for f in figures(text))
         values: list[Figure] = []
         source = (None, None)
@@ -215,7 +254,7 @@ def figure_premises(question: str, answering: list[tuple[str, str, str, str]], c
         claimed_there = any(same_figure(claim, v) for v in values)
         given = list(dict.fromkeys(v.describe() for v in right))  # "99,5 %" written twice is one value
         said = ", ".join(given)
-        if not in_context:
+        if not in_context and not contradiction_only:
             message = (f"La question indique {claim.describe()} : aucune des sources consultées ne mentionne "
                        f"{_kind_word(claim)}" + (f" ; elles indiquent {said}" if said else "") + ".")
             premises.append(Premise("figure-absent", claim.describe(), given, source[0],
@@ -340,6 +379,42 @@ def inclusion_premises(question: str, units: list, name_of, idf, sub_question: i
             message = (f"La question suppose cette garantie comprise ; la source la dit « {marker.group(0).lower()} » : "
                        f"« {shown[:240]} » ({name}).")
         return [Premise("guarantee-not-included", sentence, [unit.display], unit.source_id, name, sub_question, message)]
+    return []
+
+
+# a sentence excluding what it names: "sont exclus", "ne sont pas garantis", "à l'exclusion de"
+_EXCLUDES = re.compile(
+    r"\b(?:sont|est|restent|reste)\s+exclue?s?\b|\bne\s+sont\s+(?:jamais\s+|pas\s+)(?:garantie?s?|couverte?s?"
+    r"|assurée?s?|pris\s+en\s+charge|remboursée?s?|indemnisée?s?)|\bn['’]est\s+(?:jamais\s+|pas\s+)(?:garantie?"
+    r"|couverte?|assurée?|pris\s+en\s+charge|remboursée?|indemnisée?)|\bà\s+l['’]exclusion\b"
+    r"|\bne\s+(?:couvre|couvrent|garantit|garantissent|prend|prennent|rembourse|remboursent)\s+(?:jamais|pas)\b"
+    r"|\bnous\s+ne\s+(?:garantissons|couvrons|prenons|remboursons)\s+(?:jamais|pas)\b|\bexclusions?\b",
+    re.IGNORECASE)
+
+
+def exclusion_premises(question: str, answering: list[tuple[str, str, str]], idf,
+                       sub_question: int | None = None) -> list[Premise]:
+    """A yes/no question whether something is covered takes the cover for granted: when a
+    sentence of the passage that answers excludes what the question asks about (its rarest
+    term, `idf`), the answer says so first. `answering`: (source id, source name, passage) of
+    the answer, best first. Conditions ("à condition que") are the answer itself, not flagged."""
+    from rag_assets.retrieve.query import analyze, content_terms
+
+    sentence = _cover_question(question)
+    if not sentence:
+        return []
+    scope = set(analyze(" ".join(_SCOPE_WORDS)))
+    terms = [t for t in content_terms(_COVER_ASKED.sub(" ", sentence)) if not t.isdigit() and t not in scope]
+    if not terms:
+        return []
+    subject = max(terms, key=idf)
+    for source_id, name, passage in answering:
+        for said in re.split(r"(?<=[.!?;])\s+", passage):
+            # (the stemmer keeps some plurals apart: "vélos" / "vélo")
+            if _EXCLUDES.search(said) and subject.rstrip("s") in {t.rstrip("s") for t in analyze(said)}:
+                message = (f"La question suppose cette situation couverte ; la source l'exclut : « {said.strip()[:240]} » "
+                           f"({name}).")
+                return [Premise("excluded", sentence, [said.strip()], source_id, name, sub_question, message)]
     return []
 
 
@@ -487,6 +562,8 @@ def check_premises(question: str, subs, registry, extractive, asked: str = "") -
     claims = asserted_figures(question)
     # what the reader wrote counts too: a model's rewrite may drop the figure or its "c'est bien ça ?"
     claims += [f for f in asserted_figures(asked) if not any(same_figure(f, c) for c in claims)]
+    stated = [f for f in stated_figures(question) + stated_figures(asked) if not any(same_figure(f, c) for c in claims)]
+    stated = [f for i, f in enumerate(stated) if not any(same_figure(f, g) for g in stated[:i])]
     context = [e.evidence for e in registry.entries.values() if e.kind == "section"]
     units = None
     premises: list[Premise] = []
@@ -495,7 +572,8 @@ def check_premises(question: str, subs, registry, extractive, asked: str = "") -
         if sub.status == NO_SOURCE:
             continue
         own = claims + [f for f in asserted_figures(sub.text) if not any(same_figure(f, c) for c in claims)]
-        text = without_figures(sub.text, own) if own else sub.text
+        given = [f for f in stated if not any(same_figure(f, c) for c in own)]
+        text = without_figures(sub.text, own + given) if own or given else sub.text
         if text != sub.text:
             answer_texts[index] = text
         if units is None:
@@ -506,10 +584,11 @@ def check_premises(question: str, subs, registry, extractive, asked: str = "") -
                                                    max_units=PASSAGES)
         answering = [(p.source_ids[0], registry[p.source_ids[0]].name, p.text, p.text)
                      for p in reference if p.role == "answer" and p.source_ids]
-        if own:
-            premises += figure_premises(sub.text, answering, context, index, claims=own)
+        if own or given:
+            premises += figure_premises(sub.text, answering, context, index, claims=own, stated=given)
         first = answering[0][:2] if answering else (None, None)
         premises += name_premises(sub.text, sub_context, index, source=first)
+        premises += exclusion_premises(text, [a[:3] for a in answering], extractive.weights.idf, index)
         allowed = set(sub.parent_ids)
         own_units = [u for u in units if registry[u.section_id].parent_id in allowed]
         premises += inclusion_premises(sub.text, own_units, lambda source_id: registry[source_id].name,

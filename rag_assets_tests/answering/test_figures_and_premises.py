@@ -5,7 +5,8 @@ import pytest
 
 from rag_assets.answering.extractive import Unit
 from rag_assets.answering.figures import DATE, DURATION, MONEY, PERCENT, figures, same_figure, wanted_kinds
-from rag_assets.answering.premises import asserted_figures, figure_premises, inclusion_premises, name_premises
+from rag_assets.answering.premises import (asserted_figures, figure_premises, inclusion_premises, name_premises,
+                                          stated_figures)
 
 
 def one(text: str):
@@ -45,6 +46,39 @@ def test_an_ordinal_against_its_number_is_no_amount():
 ])
 def test_only_the_figures_a_question_takes_for_granted_are_premises(question, asserted):
     assert [f.raw for f in asserted_figures(question)] == asserted
+
+
+@pytest.mark.parametrize("question, stated", [
+    ("Puisque l'indemnité journalière est de 80 €, combien toucherai-je pour 10 jours ?", ["80 €"]),
+    ("Mon contrat prévoit une franchise de 300 €, que me rembourse-t-on pour un vol ?", ["300 €"]),
+    ("La garantie couvre jusqu'à 5 000 €, donc mon vélo à 3 000 € est couvert ?", ["5 000 €"]),
+    ("Les frais d'obsèques sont remboursés jusqu'à 1 500 € : que dois-je envoyer ?", ["1 500 €"]),
+    # the reader's own case: what the lessor kept, the option they chose
+    ("Le loueur me retient une franchise de 800 € : combien me rembourse-t-on ?", []),
+    ("Ma garantie a une franchise de 15 jours : s'applique-t-elle après 3 nuits d'hôpital ?", []),
+    ("Quelle est la franchise pour un sinistre de 3 000 € ?", []),  # the claim's figure, not the policy's
+    ("Ma voiture vaut 35 000 € et a 85 000 km : quelle franchise ?", []),
+    ("J'ai 52 ans : quel est le délai de carence ?", []),
+])
+def test_a_figure_given_as_the_policys_own_value_is_stated_wherever_it_stands(question, stated):
+    assert [f.raw for f in stated_figures(question)] == stated
+
+
+def test_a_premise_builds_on_is_asserted():
+    assert [f.raw for f in asserted_figures("Puisque la franchise est de 8 000 €, combien vais-je toucher ?")] == \
+        ["8 000 €"]
+
+
+def test_a_stated_figure_is_flagged_when_the_answering_passage_gives_another_not_when_no_source_writes_it():
+    question = "Mon contrat prévoit une franchise de 300 €, que me rembourse-t-on pour un vol ?"
+    stated = stated_figures(question)
+    passage = "En cas de vol, une franchise de 150 € reste à la charge de l'assuré."
+    [premise] = figure_premises(question, [("S1", "Vol", passage, passage)], [passage, "Plafond 300 € par objet."],
+                                claims=[], stated=stated)
+    assert premise.kind == "figure-contradicted" and premise.found == ["150 €"]
+    # absent from every source: the reader's own figure, not flagged
+    unrelated = "Le vol est garanti dans la limite des plafonds indiqués aux conditions particulières."
+    assert figure_premises(question, [("S1", "Vol", unrelated, unrelated)], [unrelated], claims=[], stated=stated) == []
 
 
 def test_a_contradicted_figure_is_flagged_with_the_source_value():
