@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from rag_assets.answering.bands import band_match, quantities
 from rag_assets.answering.figures import NUMBER, figures, same_figure, wanted_kinds
 from rag_assets.answering.model import NO_SOURCE, Paragraph, SubQuestion
 from rag_assets.answering.safety import looks_like_instruction
@@ -23,6 +24,17 @@ _NUMBER = re.compile(r"\d")
 _CODE_PREFIX = re.compile(r"([A-Z]*)")
 _WORD = re.compile(r"\w+")
 _ADDRESS = re.compile(r"\S+@\S+|https?://\S+|www\.\S+")  # e-mail and web addresses
+# A company's legal notice ("SA au capital de 10 000 000 €, RCS Paris 123 456 789, entreprise
+# régie par le Code des assurances"): letterhead and back-cover print, the answer to no question
+# but one about the company itself (`_ASKS_COMPANY`).
+_LEGAL_NOTICE = re.compile(
+    r"\bau capital(?: social)? de\b|\bR\.?\s?C\.?\s?S\.?\b|\bSIRE[NT]\b|\bORIAS\b|\bsiège social\b"
+    r"|\bimmatricul\w+ au registre\b|\brégie? par le code des assurances\b|\bTVA intracommunautaire\b",
+    re.IGNORECASE)
+_ASKS_COMPANY = re.compile(r"\b(?:capital social|au capital|RCS|SIRE[NT]|ORIAS|siège|adresse|immatricul\w+"
+                           r"|forme juridique|qui est l['’]assureur|quel(?:le)? (?:est l['’])?(?:assureur|société|compagnie))",
+                           re.IGNORECASE)
+LEGAL_NOTICE_FACTOR = 0.2
 SUPERSEDED_LEAD = "Disposition antérieure, remplacée par la source ci-dessus :"
 
 
@@ -69,6 +81,25 @@ def _table_units(block_text: str, caption: str | None) -> list[tuple[str, str, s
     return rows
 
 
+def band_column(unit: Unit, asked) -> str:
+    """A band table's row as the answer shows it: when its columns are bands ("moins de 25
+    ans ; de 25 à 60 ans ; plus de 60 ans") and the question states a figure one of them holds,
+    the row's label and that column's cell only, each under its header."""
+    if not asked or not unit.text.lstrip().startswith("|"):
+        return unit.display
+    header = _cells(unit.context.split("\n")[-1]) if unit.context else []
+    cells = _cells(unit.text)
+    if len(header) != len(cells) or len(cells) < 3:
+        return unit.display
+    verdicts = [band_match(h, asked) for h in header[1:]]
+    if True not in verdicts or verdicts.count(False) == 0:
+        return unit.display
+    kept = [(header[0], cells[0])] + [(h, c) for h, c, v in zip(header[1:], cells[1:], verdicts) if v is True and c]
+    if len(kept) < 2:
+        return unit.display
+    return " ; ".join(f"{h} : {c}" if h else c for h, c in kept) + "."
+
+
 def _sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_SPLIT.split(text) if s and len(s.strip()) > 2]
 
@@ -99,6 +130,8 @@ def units_of(registry, kb) -> tuple[list[Unit], list[str]]:
             element_id = registry.element_id(parent_id, index) or section_id
             element = registry[element_id]
             if block["kind"] == "table":
+                if contents_table(block["text"]):
+                    continue  # a table of contents read as a table names sections, it answers nothing
                 caption = element.caption or ""
                 for raw, shown, header, labels in _table_units(block["text"], caption):
                     if looks_like_instruction(raw):  # a table cell is no place for orders either
@@ -123,6 +156,23 @@ def units_of(registry, kb) -> tuple[list[Unit], list[str]]:
     return units, list(dict.fromkeys(skipped))
 
 
+def contents_table(block_text: str) -> bool:
+    """A table of contents set as a table: at least three rows ending in a page number (a bare
+    whole number), the numbers never going back, under no header but "Page" (or none: the
+    first row ends in a page number too). A tariff's "100" under "Niveau 2" is no page."""
+    rows = [[c.strip(" .") for c in _cells(line)] for line in block_text.split("\n") if line.strip().startswith("|")]
+    rows = [cells for cells in rows if any(cells) and not set("".join(cells)) <= set("-: ")]
+    if rows and not rows[0][-1].isdigit():
+        if not re.fullmatch(r"(?i)(?:pages?|p)?", rows[0][-1]):
+            return False
+        rows = rows[1:]
+    pages = [cells[-1] for cells in rows]
+    if len(pages) < 3 or not all(p.isdigit() and len(p) <= 3 for p in pages):
+        return False
+    numbers = [int(p) for p in pages]
+    return all(b >= a for a, b in zip(numbers, numbers[1:]))
+
+
 def _is_value(figure) -> bool:
     """An amount, rate, duration, date or a number that is no small ordinal ("1,1660", not
     the "2" of "Niveau 2")."""
@@ -145,6 +195,8 @@ SIBLING_CODES = 2  # a unit naming the asked "niveau 3" and this many other leve
 NEAR_DUPLICATE = 0.85  # share of analysed terms two sentences share to be the same clause twice
 OTHER_PASSAGE = 0.1  # the last sentence slot discounts passages already quoted by this share (golden-insurance dev: citation 44/48 at 0.05–0.2, 43 at 0)
 FIGURES_ROW_FACTOR = 0.8  # golden-insurance dev citation 46/50 -> 47/50 at 0.7-0.9, test unchanged
+BAND_BONUS = 0.15  # a table row whose label's band holds the question's own figure
+BAND_MISS = 0.5  # ... and one whose band does not
 RANK_DISCOUNT = 0.025  # a unit's score shrinks by this share per rank of its parent (golden-insurance dev, PDF stages v6: citation 40/48 at 0.025, 39 at 0.0125, 38 at 0, 37 at 0.05)
 
 
@@ -213,6 +265,17 @@ class ExtractiveAnswerer:
                 score += 0.1
             elif any(_CODE_PREFIX.match(c).group(1) == prefix for c in where):
                 score *= 0.5
+        asked = quantities(question)
+        if asked and text.lstrip().startswith("|"):
+            # a band table's row: the reader's own figure (a 35 000 € car, 85 000 km) picks the
+            # row whose label's band holds it
+            verdict = band_match(_cells(text)[0], asked)
+            if verdict is True:
+                score += BAND_BONUS
+            elif verdict is False:
+                score *= BAND_MISS
+        if _LEGAL_NOTICE.search(text) and not _ASKS_COMPANY.search(question):
+            score *= LEGAL_NOTICE_FACTOR
         if targeted and _NUMBER.search(text):
             score += 0.05
         if not wanted and _row_of_figures(text):
@@ -276,9 +339,17 @@ class ExtractiveAnswerer:
             if not any(self._repeats(u, k) for k in kept):
                 kept.append(u)
         position = {id(u): n for n, u in enumerate(units)}
-        kept.sort(key=lambda u: position[id(u)])  # reading order
-        paragraphs = [Paragraph(text=" ".join(u.display for u in kept),
-                                source_ids=list(dict.fromkeys(u.source_id for u in kept)), sub_question=index)]
+        asked = quantities(sub.text)
+        # one paragraph a passage, the best one's first, each in reading order: sentences of two
+        # passages are never run together as if one text said them
+        passages: dict[str, list[Unit]] = {}
+        for u in kept:
+            passages.setdefault(registry[u.section_id].parent_id, []).append(u)
+        for group in passages.values():
+            group.sort(key=lambda u: position[id(u)])
+        paragraphs = [Paragraph(text=" ".join(band_column(u, asked) for u in group),
+                                source_ids=list(dict.fromkeys(u.source_id for u in group)), sub_question=index)
+                      for group in passages.values()]
         # false premises are checked in `ask` for every mode (answering/premises.py)
         if superseded:
             old = superseded[0][1]
