@@ -25,7 +25,7 @@ from rag_assets.answering.citations import build_registry
 from rag_assets.language import detect_language as language_of
 from rag_assets.answering.verification import verify
 from rag_assets.answering.premises import check_premises, none_such_first, premise_passage, premise_reasons, prompt_note
-from rag_assets.answering.withholding import withhold
+from rag_assets.answering.withholding import not_an_answer, withhold
 
 
 @dataclass
@@ -176,4 +176,6 @@ def _answer_from_sources(kb, answer: Answer, route, user_groups, llm, options: A
     answer.alerts.extend(alerts)
     alerts.clear()
     withhold(answer, registry, extractive if llm is not None else None,
-             extra=lambda p: premise_reasons(p, premises), fallback=lambda p: premise_passage(p, premises, registry))
+             extra=lambda p: premise_reasons(p, premises) + (not_an_answer(p, route.standalone_question, language)
+                                                             if llm is not None else []),
+             fallback=lambda p: premise_passage(p, premises, registry))

@@ -1,10 +1,12 @@
 """The kill switch: a paragraph holding a number, date or amount that none of its
 cited sources contains (or in another unit), or judged unsupported by the verification,
-is never presented as the answer. It is withheld: replaced by the supported extractive
-passage of the same sources that best answers its sub-question, or, when there is none,
-by "not found in the documents". The withholding is shown (`Answer.withheld`, rendered
-after the answer with the reason, and an alert); the withheld text stays in the answer's
-JSON and log for audit, never in its text.
+is never presented as the answer. When another retrieved source holds all its figures, it
+is cited to that source too (`recite`); otherwise it is withheld: replaced by the supported
+extractive passage of the same sources that best answers its sub-question, or, when there
+is none, by "not found in the documents". A model's paragraph that asks, or only restates
+the question, is no answer and is withheld the same way (`not_an_answer`). The withholding
+is shown (`Answer.withheld`, rendered after the answer with the reason, and an alert); the
+withheld text stays in the answer's JSON and log for audit, never in its text.
 """
 
 from __future__ import annotations
@@ -22,6 +24,50 @@ def reasons(paragraph: Paragraph) -> list[str]:
     if paragraph.verdict == UNSUPPORTED:
         why.append("jugé non justifié par ses sources")
     return why
+
+
+def not_an_answer(paragraph: Paragraph, question: str, language: str = "fr") -> list[str]:
+    """A model's paragraph that asks instead of answering ("Quelle est la valeur de votre
+    véhicule ?"), or only restates the question (no content word the question lacks), is
+    no answer: a reason to withhold it like an unsupported one."""
+    from rag_assets.answering.verification import sentences
+    from rag_assets.retrieve.query import content_terms
+
+    said = [s for s in sentences(paragraph.text) if s.strip()]
+    if said and all(s.rstrip().endswith("?") for s in said):
+        return ["pose une question au lieu d'y répondre"]
+    asked = set(content_terms(question, language))
+    own = {t for t in content_terms(paragraph.text, language) if not t.isdigit()}
+    if own and own <= asked:
+        return ["reformule la question sans y répondre"]
+    return []
+
+
+def recite(paragraph: Paragraph, registry) -> bool:
+    """A paragraph whose figures its cited sources do not hold, but one other retrieved source
+    holds them all, is cited to that source too rather than lost (a model citing the wrong
+    source for the right figure); verified again. True when it may now be shown."""
+    from rag_assets.answering.verification import check_numbers, verify
+
+    if not paragraph.unsupported_numbers or paragraph.verdict == UNSUPPORTED:
+        return False
+    for source_id in registry.entries:
+        if source_id in paragraph.source_ids or registry[source_id].kind != "section":
+            continue
+        missing, mismatched = check_numbers(paragraph.text, [registry.evidence(i) for i in
+                                                             [*paragraph.source_ids, source_id] if i in registry])
+        if missing or mismatched:
+            continue
+        cited = list(paragraph.source_ids)
+        paragraph.source_ids = [*cited, source_id]
+        verify([paragraph], registry, llm=None)
+        if not reasons(paragraph):
+            paragraph.notes.append(f"cité aussi à {source_id}, la source qui donne ses valeurs")
+            return True
+        paragraph.source_ids = cited
+        verify([paragraph], registry, llm=None)
+        return False
+    return False
 
 
 def _replacement(paragraph: Paragraph, subs, registry, extractive) -> Paragraph | None:
@@ -62,7 +108,11 @@ def withhold(answer, registry, extractive=None, extra=None, fallback=None) -> No
     giving the value the false premise contradicts)."""
     kept: list[Paragraph] = []
     for number, paragraph in enumerate(answer.paragraphs, start=1):
-        why = reasons(paragraph) + (list(extra(paragraph)) if extra else [])
+        more = list(extra(paragraph)) if extra else []
+        why = reasons(paragraph) + more
+        if why and not more and recite(paragraph, registry):
+            kept.append(paragraph)
+            continue
         if not why:
             kept.append(paragraph)
             continue

@@ -228,6 +228,33 @@ def test_a_paragraph_with_a_number_absent_from_its_cited_source_is_withheld_and_
     assert any("4 000" in a and "retenu" in a for a in answer.alerts) and "Paragraphe retenu" in answer.render()
 
 
+def test_a_paragraph_that_asks_instead_of_answering_is_withheld_and_replaced(kb):
+    script = {"route": [route(ZONE_A)], "answer": [answer_citing_table("Dans quelle zone se trouve votre logement ?")],
+              "verify": [verify_supported()]}
+    with ScriptedOpenAI(script) as server:
+        answer = ask(kb, ZONE_A, endpoints=[endpoint(server, "primary")], options=AskOptions(log=False))
+    [withheld] = answer.withheld
+    assert "question" in withheld["reason"]
+    [paragraph] = answer.paragraphs  # the extract of the cited table answers instead
+    assert "5 000 €" in paragraph.text and "?" not in paragraph.text
+
+
+def test_a_right_figure_cited_to_the_wrong_source_is_cited_to_the_source_that_holds_it(kb):
+    def citing_another_section(body):
+        other = next(i for i, name in catalogue(body).items() if "-T" not in i and "Tableau" not in name)
+        return {"json": {"paragraphs": [{"sub_question": 1, "source_ids": [other],
+                                         "text": "La franchise pour une inondation en zone A est de 5 000 €."}],
+                         "missing_information": []}}
+
+    script = {"route": [route(ZONE_A)], "answer": [citing_another_section], "verify": [verify_supported()]}
+    with ScriptedOpenAI(script) as server:
+        answer = ask(kb, ZONE_A, endpoints=[endpoint(server, "primary")], options=AskOptions(log=False))
+    [paragraph] = answer.paragraphs
+    assert "5 000 €" in paragraph.text and answer.withheld == [] and not paragraph.unsupported_numbers
+    assert TABLE_NAME in [answer.source(i).name for i in paragraph.source_ids]
+    assert any("cité aussi" in note for note in paragraph.notes)
+
+
 def test_a_quote_not_in_the_cited_source_downgrades_the_verdict(kb):
     script = {"route": [route(ZONE_A)], "answer": [answer_citing_table()],
               "verify": [verify_supported("La franchise inondation est toujours de 5 000 € partout.")]}

@@ -1,0 +1,120 @@
+"""What an extractive answer is made of on unseen layouts: the band a reader's own figure
+falls in, never a company's legal notice or a table of contents."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from rag_assets.answering.bands import Band, band_match, bands, quantities
+from rag_assets.answering.extractive import ExtractiveAnswerer, Unit, band_column, contents_table
+from rag_assets.answering.model import Paragraph
+from rag_assets.answering.withholding import not_an_answer
+
+
+@pytest.mark.parametrize("text, band", [
+    ("De 0 à 15 000 €", Band(Decimal(0), Decimal(15000), "money")),
+    ("de 15 001 € à 30 000 €", Band(Decimal(15001), Decimal(30000), "money")),
+    ("Plus de 30 000 €", Band(Decimal(30000), None, "money")),
+    ("Entre 50 000 et 100 000 km", Band(Decimal(50000), Decimal(100000), "number")),
+    ("moins de 25 ans", Band(None, Decimal(25 * 365), "day")),
+    ("Véhicule de 5 ans et plus", Band(Decimal(5 * 365), None, "day")),
+])
+def test_a_band_is_read_from_the_words_around_its_figures(text, band):
+    assert bands(text) == [band]
+
+
+def test_the_readers_own_figures_pick_the_band_that_holds_them():
+    asked = quantities("Ma voiture vaut 35 000 €, elle a 85 000 km et j'ai 52 ans : quelle franchise ?")
+    assert band_match("Plus de 30 000 €", asked) is True
+    assert band_match("De 0 à 15 000 €", asked) is False
+    assert band_match("Entre 50 000 et 100 000 km", asked) is True
+    assert band_match("Vol et tentative de vol", asked) is None  # no band: no verdict
+
+
+class _Weights:
+    def idf(self, term, language="fr"):
+        return 1.0
+
+    def coverage(self, terms, found, language="fr", context=None):
+        return sum(t in found for t in terms) / len(terms) if terms else 0.0
+
+
+def _unit(text: str, context: str = "Garanties") -> Unit:
+    return Unit("T1", "S1", "D1", text, text, context, "fr")
+
+
+def test_the_row_of_the_band_holding_the_readers_figure_outscores_the_others():
+    answerer = ExtractiveAnswerer(kb=None, weights=_Weights())
+    header = "| Valeur du véhicule | Franchise |"
+    question = "Ma voiture vaut 35 000 € : quelle est la franchise ?"
+    low = _unit("| De 0 à 15 000 € | 500 € |", header)
+    high = _unit("| Plus de 30 000 € | 1 500 € |", header)
+    assert answerer.score(question, high) > answerer.score(question, low)
+
+
+def test_a_table_whose_columns_are_bands_is_answered_by_the_column_holding_the_readers_figure():
+    header = "| Garantie | Moins de 25 ans | De 25 à 60 ans | Plus de 60 ans |"
+    row = Unit("T1", "S1", "D1", "| Vol | 500 € | 300 € | 400 € |", "all", "Titre\n" + header, "fr")
+    assert band_column(row, quantities("J'ai 52 ans : quelle franchise vol ?")) == \
+        "Garantie : Vol ; De 25 à 60 ans : 300 €."
+    assert band_column(row, quantities("Quelle franchise vol ?")) == "all"  # no figure of the reader's
+
+
+def test_a_companys_legal_notice_answers_no_question_but_one_about_the_company():
+    answerer = ExtractiveAnswerer(kb=None, weights=_Weights())
+    notice = _unit("Allianz Vie, société anonyme au capital de 643 054 425 €, RCS Nanterre 340 234 962, "
+                   "entreprise régie par le Code des assurances, taux de rendement.")
+    clause = _unit("Le taux de rendement du fonds est fixé chaque année par l'assureur.")
+    question = "Quel est le taux de rendement du fonds ?"
+    assert answerer.score(question, clause) > answerer.score(question, notice)
+    asked = "Quel est le capital social et le RCS d'Allianz Vie ?"
+    assert answerer.score(asked, notice) > answerer.score(asked, clause)
+
+
+def test_a_table_of_contents_set_as_a_table_is_recognised():
+    assert contents_table("| Sommaire | Page |\n|---|---|\n| Objet | 3 |\n| Garanties | 5 |\n| Exclusions | 12 |")
+    assert contents_table("| Objet du contrat | 3 |\n|---|---|\n| Garanties | 5 |\n| Exclusions | 12 |")
+    # a tariff's bare numbers under a level are no page numbers
+    assert not contents_table("| Acte | Niveau 2 |\n|---|---|\n| Consultation | 100 |\n| Pharmacie | 150 |\n"
+                              "| Optique | 300 |")
+
+
+def test_a_model_paragraph_that_asks_or_only_restates_the_question_is_no_answer():
+    question = "Quelle est la franchise vol pour ma voiture ?"
+    assert not_an_answer(Paragraph(text="Quelle est la valeur de votre voiture ?", source_ids=["S1"]), question)
+    assert not_an_answer(Paragraph(text="La franchise vol pour votre voiture.", source_ids=["S1"]), question)
+    assert not_an_answer(Paragraph(text="La franchise vol est de 300 € par sinistre.", source_ids=["S1"]),
+                         question) == []
+
+
+def test_a_coverage_question_whose_answer_excludes_what_it_asks_about_is_flagged_first():
+    from rag_assets.answering.premises import exclusion_premises
+
+    idf = {"vélo": 5.0, "vol": 2.0, "garag": 3.0}.get
+    question = "Mon vélo a été volé dans mon garage : suis-je couvert pour le vélo ?"
+    excluded = "Les vélos et engins de déplacement personnels sont exclus de la garantie vol."
+    [premise] = exclusion_premises(question, [("S1", "Exclusions", excluded)], lambda t: idf(t, 1.0))
+    assert premise.kind == "excluded" and premise.found == [excluded] and premise.source_id == "S1"
+    covered = "Le vol des vélos est garanti à condition qu'ils soient attachés."
+    assert exclusion_premises(question, [("S1", "Vol", covered)], lambda t: idf(t, 1.0)) == []  # a condition answers
+    other = "Les bijoux sont exclus de la garantie vol."  # excludes something else
+    assert exclusion_premises(question, [("S1", "Vol", other)], lambda t: idf(t, 1.0)) == []
+
+
+def test_a_document_covers_the_lines_its_identity_names_and_those_its_passages_write_often():
+    from rag_assets.retrieve.branches import branches_of_text, document_branches
+
+    assert branches_of_text("Mon chien a mordu le voisin pendant une promenade") == {"animaux"}
+    assert "auto" in branches_of_text("Ma voiture a été volée")
+    counts = {"habitation": 80, "protection juridique": 20, "auto": 3}
+
+    def holding(terms):
+        from rag_assets.retrieve.branches import branch_terms
+
+        return max((n for branch, n in counts.items() if set(terms) == set(branch_terms()[branch])), default=0)
+
+    covered = document_branches(holding, 100, "Conditions générales")
+    assert covered == {"habitation", "protection juridique"}  # 3 passages on cars make no car policy
+    assert "animaux" in document_branches(holding, 100, "Assurance santé chien chat")
