@@ -84,15 +84,14 @@ def bands(text: str) -> list[Band]:
     return out
 
 
-def quantities(question: str, leave_out: list[Figure] = ()) -> list[tuple[str, Decimal]]:
-    """(dimension, value) of the figures the question states about its own case (its figures
-    but those in `leave_out`, the policy values it asserts)."""
+def quantities(question: str) -> list[tuple[str, Decimal]]:
+    """(dimension, value) of the figures the question states about its own case: amounts,
+    rates, durations and ages, and bare numbers of 100 or more (kilometres, square metres);
+    not the "2" of "formule 2"."""
     out = []
     for figure in figures(question):
-        if any(figure.start == f.start and figure.raw == f.raw for f in leave_out):
-            continue
         dimension, value = _dimension(figure), _value(figure)
-        if dimension and value is not None:
+        if dimension and value is not None and (dimension != NUMBER or value >= 100):
             out.append((dimension, value))
     return out
 
