@@ -39,8 +39,12 @@ _CONFIRM = re.compile(
     r"|\bm['’]a (?:dit|annonc[ée]|indiqu[ée]|affirm[ée])\b|\bon m['’]annonce\b|\best[- ](?:il|elle|ce) (?:bien|vraiment)\b"
     r"|\b(?:est|sont)[- ](?:il|elle|ils|elles) (?:bien |vraiment )?(?:de|d['’]|à|égale?s? à|fixée?s? à|plafonnée?s? à)"
     r"|\bbien (?:de|à|égale?s?|fixée?s?|plafonnée?s?)\b|\bpourquoi\b|\bvraiment\b"
-    # a premise the question builds on: "puisque la franchise est de 300 €, …"
+    # a premise the question builds on: "puisque la franchise est de 300 €, …", or hearsay it
+    # repeats: "j'ai lu que…", "d'après mon conseiller…"
     r"|\bpuisqu(?:e\b|['’])|\bsachant qu(?:e\b|['’])|\bvu qu(?:e\b|['’])|\bétant donné qu(?:e\b|['’])"
+    r"|\bj['’]ai (?:lu|entendu|vu) qu|\bil (?:paraît|parait|semble|me semble) qu|\bd['’]après (?:mon|ma|mes|le|la|les)\b"
+    r"|\bselon (?:mon|ma|mes)\b|\bsi je comprends bien\b|\bje (?:crois|pense|suppose) qu"
+    r"|\b(?:mon|ma) (?:conseill[eè]re?|agent|courti[eè]re?|assureur|banqui[eè]re?) (?:m['’]a|me) (?:dit|indiqué|assuré|affirmé)"
     r"|\bis it (?:really |still )?(?:true|right|correct)\b|\bright\s*\?|\bisn['’]t it\b|\bwhy\b",
     re.IGNORECASE)
 # A yes/no question asserts what it asks to confirm ("Le SCR est-il calibré à 99,9 % ?",
@@ -59,7 +63,8 @@ _PARAMETER = re.compile(
     r"(?:\b(?:franchises?|plafonds?|indemnités?|indemnisations?|délais?|carences?|préavis|capitaux|capital|taux"
     r"|remboursements?|prises? en charge|limites?|cotisations?|primes?|montants?|durées?)"
     r"(?:\s+(?!(?:pour|sur|par|un|une|mon|ma|mes|si|quand|en|dans|chez|avec|lors|après|avant)\b)[\w’'-]+){0,4}?"
-    r"\s+(?:est|sera|serait|reste)\s+(?:de|d['’]|à|fixée?s?\s+à|limitée?s?\s+à|plafonnée?s?\s+à|égale?s?\s+à)"
+    r"\s+(?:est|était|sera|serait|soit|reste)\s+(?:de|d['’]|à|fixée?s?\s+à|limitée?s?\s+à|plafonnée?s?\s+à"
+    r"|égale?s?\s+à)"
     r"|\s+s['’]élève\s+à"
     r"|\b(?:prévoit|prévoient|fixe|fixent)\s+(?:une?|des|le|la|les)\s+[\w’'-]+(?:\s+[\w’'-]+)?\s+(?:de|d['’]|à)"
     r"|\b(?:couvre|couvrent|rembourse|remboursent|garantit|garantissent|indemnise|indemnisent|prend en charge"

@@ -64,9 +64,13 @@ def test_a_figure_given_as_the_policys_own_value_is_stated_wherever_it_stands(qu
     assert [f.raw for f in stated_figures(question)] == stated
 
 
-def test_a_premise_builds_on_is_asserted():
-    assert [f.raw for f in asserted_figures("Puisque la franchise est de 8 000 €, combien vais-je toucher ?")] == \
-        ["8 000 €"]
+@pytest.mark.parametrize("question", [
+    "Puisque la franchise est de 8 000 €, combien vais-je toucher ?",
+    "J'ai lu que la franchise était de 8 000 € : combien vais-je toucher ?",
+    "D'après mon conseiller, la franchise est de 8 000 €. Combien vais-je toucher ?",
+])
+def test_a_premise_the_question_builds_on_or_repeats_is_asserted(question):
+    assert [f.raw for f in asserted_figures(question)] == ["8 000 €"]
 
 
 def test_a_stated_figure_is_flagged_when_the_answering_passage_gives_another_not_when_no_source_writes_it():
