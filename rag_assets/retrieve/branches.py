@@ -10,7 +10,7 @@ many words it shares with them. The gate weighs this (`answering/gate.py`, `off_
 
 The vocabulary is the lines' own subject words (what is insured, who is covered), not the
 words every policy writes (garantie, sinistre, franchise). A document covers a branch when
-its identity (title, file name, sidecar) names it, or when at least `SHARE` of its passages
+its identity (title, file name, sidecar) or one of its section headings names it, or when at least `SHARE` of its passages
 write one of the branch's words and at least `RELATIVE` of its main branch's share: a home
 policy's legal-protection annex makes it a legal-protection document as well, the word
 "décès" in a car policy's passenger cover does not make it a life policy.
@@ -53,10 +53,13 @@ def branches_of_text(text: str, language: str = "fr") -> frozenset[str]:
     return frozenset(branch for branch, words in branch_terms(language).items() if words & terms)
 
 
-def document_branches(passages_holding, passages: int, identity: str, language: str = "fr") -> frozenset[str]:
+def document_branches(passages_holding, passages: int, identity: str, headings: str = "",
+                      language: str = "fr") -> frozenset[str]:
     """`passages_holding(terms)`: how many of the document's passages hold one of `terms`;
-    `passages`: how many it has; `identity`: its title, file name and sidecar names."""
-    named = branches_of_text(identity, language)
+    `passages`: how many it has; `identity`: its title, file name and sidecar names;
+    `headings`: its section headings (an option or an annex has its own: "Option annulation
+    voyage" in a home policy)."""
+    named = branches_of_text(identity, language) | branches_of_text(headings, language)
     if not passages:
         return named
     shares = {branch: passages_holding(sorted(words)) / passages for branch, words in branch_terms(language).items()}

@@ -118,3 +118,5 @@ def test_a_document_covers_the_lines_its_identity_names_and_those_its_passages_w
     covered = document_branches(holding, 100, "Conditions générales")
     assert covered == {"habitation", "protection juridique"}  # 3 passages on cars make no car policy
     assert "animaux" in document_branches(holding, 100, "Assurance santé chien chat")
+    # an option with its own heading: a home policy's travel cancellation
+    assert "voyage" in document_branches(holding, 100, "Conditions générales", "Option annulation voyages")
