@@ -45,8 +45,8 @@ def _value(figure: Figure) -> Decimal | None:
     """One reading of the figure (durations in days, the longest reading of "5.000"); None
     for a date or a figure without a reading."""
     if figure.kind == DURATION:
-        days = {v for d, v in figure.keys if d == "day"}
-        return Decimal(min(days, key=len)) if days else None
+        days = [Decimal(v) for d, v in figure.keys if d == "day"]
+        return min(days) if days else None  # "12 mois" is 360 days (or 365 as a year): the lower
     readings = sorted(figure.values, key=len)
     return to_decimal(readings[-1]) if readings and figure.kind != DATE else None
 
@@ -78,7 +78,10 @@ def bands(text: str) -> list[Band]:
         if not dimension or value is None:
             continue
         if _BELOW.search(before):
-            out.append(Band(None, value, dimension))
+            low = out.pop() if out and out[-1].high is None and out[-1].dimension == dimension \
+                and out[-1].low is not None and out[-1].low <= value else None
+            # "plus de 12 mois et jusqu'à 18 mois" is one band
+            out.append(Band(low.low if low else None, value, dimension))
         elif _ABOVE.search(before) or _ABOVE_AFTER.match(folded[figure.end:figure.end + 15]):
             out.append(Band(value, None, dimension))
     return out

@@ -20,6 +20,8 @@ from rag_assets.answering.withholding import not_an_answer
     ("Entre 50 000 et 100 000 km", Band(Decimal(50000), Decimal(100000), "number")),
     ("moins de 25 ans", Band(None, Decimal(25 * 365), "day")),
     ("Véhicule de 5 ans et plus", Band(Decimal(5 * 365), None, "day")),
+    ("Plus de 12 mois et jusqu'à 18 mois", Band(Decimal(12 * 30), Decimal(18 * 30), "day")),
+    ("De 10 % à 49 % 5 000 euros", Band(Decimal(10), Decimal(49), "percent")),
 ])
 def test_a_band_is_read_from_the_words_around_its_figures(text, band):
     assert bands(text) == [band]
