@@ -33,6 +33,9 @@ def add_study_parsers(subparsers) -> None:
     p = subparsers.add_parser("fit-gate", help="fit the relevance gate on the golden sets' dev split (never on test)")
     p.add_argument("--eval-store", action="append", default=[], metavar="NAME=STORE",
                    help="a set's knowledge store (default: its eval store, built by `rag-assets eval NAME`)")
+    p.add_argument("--part", action="append", default=[], metavar="NAME=STORE",
+                   help="a store holding only part of a set's documents: its dev questions about the others "
+                        "are out-of-corpus rows (repeatable)")
     p.add_argument("--no-write", action="store_true",
                    help="print only; do not write rag_assets/answering/gate_model.json and evaluations/gate/")
     p.set_defaults(func=cmd_fit_gate)
@@ -71,5 +74,12 @@ def cmd_fit_gate(args, settings) -> int:
                   f"--eval-store {name}=STORE")
             return 1
         stores[name] = KnowledgeBase.open(path)
-    fit_gate(stores, write=not args.no_write)
+    parts: dict[str, list] = {}
+    for item in args.part:
+        name, path = item.split("=", 1)
+        if name not in stores:
+            print(f"fit-gate: --part {name}: not one of {', '.join(SETS)}")
+            return 2
+        parts.setdefault(name, []).append(KnowledgeBase.open(path))
+    fit_gate(stores, parts, write=not args.no_write)
     return 0

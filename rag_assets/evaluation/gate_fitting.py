@@ -12,7 +12,11 @@ Rows, each a question asked of a store, the gate's features read from the first 
 * a dev question asked of **another** set's store: **0** when it names its documents in its
   own store (its scope there is not empty: "chez MAIF", "le contrat MX-200"), for the store
   asked holds no document it is about. A question naming nothing ("quel est le délai de
-  prescription ?") may be answered by any policy and is left out.
+  prescription ?") may be answered by any policy and is left out;
+* a dev question asked of a store holding **part** of its set's documents (`--part`), none of
+  those its evidence lies in: **0** when it names its documents, the reader's insurer often
+  still there with other products ("MAIF, mon bateau…" without the boat policy), the kind of
+  question a help desk gets about products the collection lacks.
 
 A question naming a contract no document is (`unheld`) is refused by rule and gives no row.
 The features are standardized, the weights fitted by L2-penalised maximum likelihood
@@ -23,7 +27,8 @@ golden-insurance must show), so it refuses every out-of-corpus row that this bud
 the refusals' precision at that threshold is reported beside it. The final weights are
 fitted on every row.
 
-    rag-assets fit-gate      # the golden-insurance and golden-sample eval stores; writes
+    rag-assets fit-gate --part golden-insurance=STORE   # the golden sets' eval stores, and a store of
+                             # part of golden-insurance's documents; writes
                              # rag_assets/answering/gate_model.json and evaluations/gate/
 """
 
@@ -67,8 +72,9 @@ def _fold(question_id: str) -> int:
     return int(hashlib.sha256(question_id.encode()).hexdigest(), 16) % FOLDS
 
 
-def collect_rows(stores: dict[str, object], log=print) -> list[Row]:
-    """`stores`: set name -> its KnowledgeBase."""
+def collect_rows(stores: dict[str, object], parts: dict[str, list] | None = None, log=print) -> list[Row]:
+    """`stores`: set name -> its KnowledgeBase; `parts`: set name -> stores holding only some
+    of its documents."""
     rows: list[Row] = []
     questions = {name: in_split(load_questions(targets.GOLDEN[name].questions_path), "dev") for name in stores}
     for name, kb in stores.items():
@@ -95,6 +101,19 @@ def collect_rows(stores: dict[str, object], log=print) -> list[Row]:
                     rows.append(Row(question.id, other, 0, "other-store", gate["features"]))
                     count += 1
             log(f"{name} dev questions naming their documents, asked of {other}: {count} rows")
+    for name, partial in (parts or {}).items():
+        for number, kb in enumerate(partial, start=1):
+            held = golden_inputs(targets.GOLDEN[name], kb, split="dev")["qrels"]
+            count = 0
+            for question in questions[name]:
+                if question.trap == "out-of-corpus" or question.id in held \
+                        or not stores[name].scope(question.question).document_ids:
+                    continue
+                _, gate = _assess(kb, question.question, question.groups)
+                if gate is not None:
+                    rows.append(Row(question.id, f"{name} part {number}", 0, "documents-left-out", gate["features"]))
+                    count += 1
+            log(f"{name} dev questions naming their documents, asked of part {number} without them: {count} rows")
     return rows
 
 
@@ -203,8 +222,9 @@ def _plot(table: list[dict], probabilities: np.ndarray, labels: np.ndarray, thre
     plt.close(fig)
 
 
-def fit_gate(stores: dict[str, object], write: bool = True, log=print) -> GateModel:
-    rows = collect_rows(stores, log)
+def fit_gate(stores: dict[str, object], parts: dict[str, list] | None = None, write: bool = True,
+             log=print) -> GateModel:
+    rows = collect_rows(stores, parts, log)
     x, y = _matrix(rows)
     probabilities = cross_validated(rows)
     threshold = choose_threshold(probabilities, y)
@@ -226,6 +246,8 @@ def fit_gate(stores: dict[str, object], write: bool = True, log=print) -> GateMo
         "sets": list(stores), "split": "dev", "answered_refused_budget": ANSWERED_REFUSED, "folds": FOLDS, "C": C,
         "stores": {name: provenance.combined(sorted(kb.document(d).get("sha256", "") for d in kb.document_ids()))
                    for name, kb in stores.items()},
+        "parts": {name: [sorted(kb.document(d).get("file_name", d) for d in kb.document_ids()) for kb in partial]
+                  for name, partial in (parts or {}).items()},
         "code": provenance.code_version().get("git_commit"),
         "fitted_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         **figures,
