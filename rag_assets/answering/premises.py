@@ -84,6 +84,7 @@ _LIST_SEPARATOR = re.compile(r"\s*(?:,|\bet\b|\bou\b|/|;)\s*")
 @dataclass
 class Premise:
     kind: str  # figure-absent | figure-contradicted | name-absent | guarantee-not-included | none-such | excluded
+    # | condition-not-met
     claim: str  # what the question states: "250 €", "formule Initiale"
     found: list[str] = field(default_factory=list)  # what the sources give instead
     source_id: str | None = None  # the source that gives it
@@ -400,9 +401,10 @@ _EXCLUDES = re.compile(
 def exclusion_premises(question: str, answering: list[tuple[str, str, str]], idf,
                        sub_question: int | None = None) -> list[Premise]:
     """A yes/no question whether something is covered takes the cover for granted: when a
-    sentence of the passage that answers excludes what the question asks about (its rarest
-    term, `idf`), the answer says so first. `answering`: (source id, source name, passage) of
-    the answer, best first. Conditions ("à condition que") are the answer itself, not flagged."""
+    sentence of the passage that answers, or of a retrieved exclusion that answers as well,
+    excludes what the question asks about (its rarest term, `idf`), the answer says so first.
+    `answering`: (source id, source name, passage), best first. Conditions ("à condition que")
+    are the answer itself, not flagged."""
     from rag_assets.retrieve.query import analyze, content_terms
 
     sentence = _cover_question(question)
@@ -420,6 +422,40 @@ def exclusion_premises(question: str, answering: list[tuple[str, str, str]], idf
                 message = (f"La question suppose cette situation couverte ; la source l'exclut : « {said.strip()[:240]} » "
                            f"({name}).")
                 return [Premise("excluded", sentence, [said.strip()], source_id, name, sub_question, message)]
+    return []
+
+
+# a sentence setting a condition of the cover ("votre animal doit avoir moins de 8 ans à la
+# souscription", "garantis uniquement jusqu'à 70 ans")
+_CONDITION = re.compile(
+    r"\b(?:doit|doivent|à condition|sous réserve|uniquement|seulement|exclusivement|pour être (?:assurée?s?|garantie?s?"
+    r"|couverte?s?|admise?s?)|ne (?:peut|peuvent) (?:être|pas)|n['’](?:est|sont) (?:garantie?s?|couverte?s?|assurée?s?) que"
+    r"|limite d['’]âge|âgée?s? de (?:moins|plus))\b", re.IGNORECASE)
+
+
+def condition_premises(question: str, answering: list[tuple[str, str, str]],
+                       sub_question: int | None = None) -> list[Premise]:
+    """A figure of the reader's case (an age, a value, a duration) that a condition of the
+    passage answering the question excludes ("mon chien a 9 ans" against "votre animal doit
+    avoir moins de 8 ans à la souscription"): said first, citing the condition.
+    `answering`: (source id, source name, passage), best first."""
+    from rag_assets.answering.bands import bands, quantities
+
+    asked = quantities(question)
+    if not asked:
+        return []
+    for source_id, name, passage in answering:
+        for said in re.split(r"(?<=[.!?;])\s+", passage):
+            if not _CONDITION.search(said):
+                continue
+            written = bands(said)
+            for dimension, value in asked:
+                same = [b for b in written if b.dimension == dimension]
+                if same and not any(b.holds(value) for b in same):
+                    message = (f"La situation décrite ne remplit pas une condition de la source : « {said.strip()[:240]} » "
+                               f"({name}).")
+                    return [Premise("condition-not-met", question, [said.strip()], source_id, name, sub_question,
+                                    message)]
     return []
 
 
@@ -593,12 +629,18 @@ def check_premises(question: str, subs, registry, extractive, asked: str = "") -
             premises += figure_premises(sub.text, answering, context, index, claims=own, stated=given)
         first = answering[0][:2] if answering else (None, None)
         premises += name_premises(sub.text, sub_context, index, source=first)
-        premises += exclusion_premises(text, [a[:3] for a in answering], extractive.weights.idf, index)
         allowed = set(sub.parent_ids)
         own_units = [u for u in units if registry[u.section_id].parent_id in allowed]
+        naming = set(sub.scope_terms)
+        # the answer's passages first, then the retrieved exclusions that answer as well as a sentence must
+        excluding = sorted(((extractive.score(text, u, naming=naming), u) for u in own_units if _EXCLUDES.search(u.text)),
+                           key=lambda x: -x[0])
+        premises += condition_premises(text, [a[:3] for a in answering], index)
+        premises += exclusion_premises(text, [a[:3] for a in answering] + [
+            (u.source_id, registry[u.source_id].name, u.display) for score, u in excluding
+            if score >= extractive.sentence_bar(sub)], extractive.weights.idf, index)
         premises += inclusion_premises(sub.text, own_units, lambda source_id: registry[source_id].name,
                                        extractive.weights.idf, index)
-        naming = set(sub.scope_terms)
         premises += absence_premises(text, own_units, load_thesaurus(),
                                      lambda unit: extractive.score(text, unit, naming=naming),
                                      extractive.sentence_bar(sub), lambda source_id: registry[source_id].name, index)

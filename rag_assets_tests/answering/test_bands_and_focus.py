@@ -122,3 +122,18 @@ def test_a_document_covers_the_lines_its_identity_names_and_those_its_passages_w
     assert "animaux" in document_branches(holding, 100, "Assurance santé chien chat")
     # an option with its own heading: a home policy's travel cancellation
     assert "voyage" in document_branches(holding, 100, "Conditions générales", "Option annulation voyages")
+
+
+def test_a_figure_of_the_readers_case_that_a_condition_of_the_answer_excludes_is_flagged():
+    from rag_assets.answering.premises import condition_premises
+
+    passage = ("Pour être assuré en formule Premium, votre animal doit avoir moins de 8 ans à la souscription. "
+               "Si l'animal a 10 ans ou plus, la franchise est doublée.")
+    question = "Mon chien a 9 ans, puis-je l'assurer en formule Premium ?"
+    [premise] = condition_premises(question, [("S1", "Conditions d'adhésion", passage)])
+    assert premise.kind == "condition-not-met" and "moins de 8 ans" in premise.found[0]
+    # a 5-year-old meets it; a band that is no condition of the cover ("si … 10 ans ou plus") flags nothing
+    assert condition_premises("Mon chien a 5 ans, puis-je l'assurer en formule Premium ?",
+                              [("S1", "Conditions d'adhésion", passage)]) == []
+    assert condition_premises(question, [("S1", "Franchises", "Si l'animal a 10 ans ou plus, la franchise est "
+                                                              "doublée.")]) == []
