@@ -84,7 +84,7 @@ _LIST_SEPARATOR = re.compile(r"\s*(?:,|\bet\b|\bou\b|/|;)\s*")
 @dataclass
 class Premise:
     kind: str  # figure-absent | figure-contradicted | name-absent | guarantee-not-included | none-such | excluded
-    # | condition-not-met
+    # | condition-not-met | restricted
     claim: str  # what the question states: "250 €", "formule Initiale"
     found: list[str] = field(default_factory=list)  # what the sources give instead
     source_id: str | None = None  # the source that gives it
@@ -341,8 +341,11 @@ def _cover_question(question: str) -> str | None:
     """The sentence of a yes/no question asking whether something is covered, or None."""
     sentences = [x for x in re.split(r"(?<=[.!?:])\s+", question or "") if x.strip()]
     last = sentences[-1].strip() if sentences else ""
-    asked = _EST_CE_QUE.sub(" ", last)
-    yes_no = last.endswith("?") and (_INVERTED_ANY.search(last) or asked != last) and not _ASKING.search(asked)
+    # the asking clause: "… alors que j'avais laissé les clés, Acheel va-t-il m'indemniser ?" asks
+    # yes or no, the "que" of the story before it asks nothing
+    asked = _EST_CE_QUE.sub(" ", re.split(r"[,;]\s+", last)[-1])
+    yes_no = last.endswith("?") and (_INVERTED_ANY.search(asked) or _EST_CE_QUE.search(last)) \
+        and not _ASKING.search(asked)
     return last if yes_no and _COVER_ASKED.search(last) else None
 
 
@@ -396,6 +399,36 @@ _EXCLUDES = re.compile(
     r"|\bne\s+(?:couvre|couvrent|garantit|garantissent|prend|prennent|rembourse|remboursent)\s+(?:jamais|pas)\b"
     r"|\bnous\s+ne\s+(?:garantissons|couvrons|prenons|remboursons)\s+(?:jamais|pas)\b|\bexclusions?\b",
     re.IGNORECASE)
+
+
+# a sentence restricting the cover in a situation: "l'indemnité sera réduite de 20 %", "déchéance"
+_RESTRICTS = re.compile(r"\bréduite?s?\b|\bréduction\b|\bdéchéance\b|\bdéchu\b|\bdoublée?s?\b|\bmajorée?s?\b"
+                        r"|\bne (?:sera|seront) pas\b|\brefus\b", re.IGNORECASE)
+RESTRICTION_SHARED = 2  # question terms (beyond its subject) a restricting sentence must write
+
+
+def restriction_premises(question: str, answering: list[tuple[str, str, str]], sub_question: int | None = None
+                         ) -> list[Premise]:
+    """A yes/no question whether something is covered, whose situation the answering passage
+    restricts ("les clés sur le contact" against "si les clefs ont été laissées dans le véhicule,
+    l'indemnité sera réduite de 20 %"): said first, citing the restriction. The sentence must
+    restrict and share `RESTRICTION_SHARED` of the question's words."""
+    from rag_assets.retrieve.query import analyze, content_terms
+
+    sentence = _cover_question(question)
+    if not sentence or not answering:
+        return []
+    from rag_assets.answering.terms import derived
+
+    asked = {t for t in content_terms(question) if not t.isdigit()} - set(analyze(" ".join(_SCOPE_WORDS)))
+    source_id, name, passage = answering[0]
+    for said in re.split(r"(?<=[.!?;])\s+", passage):
+        written = set(analyze(said))
+        if _RESTRICTS.search(said) and sum(t in written or derived(t, written) for t in asked) >= RESTRICTION_SHARED:
+            message = (f"La question suppose cette situation couverte ; la source la restreint : « {said.strip()[:240]} » "
+                       f"({name}).")
+            return [Premise("restricted", sentence, [said.strip()], source_id, name, sub_question, message)]
+    return []
 
 
 def exclusion_premises(question: str, answering: list[tuple[str, str, str]], idf,
@@ -636,6 +669,7 @@ def check_premises(question: str, subs, registry, extractive, asked: str = "") -
         excluding = sorted(((extractive.score(text, u, naming=naming), u) for u in own_units if _EXCLUDES.search(u.text)),
                            key=lambda x: -x[0])
         premises += condition_premises(text, [a[:3] for a in answering], index)
+        premises += restriction_premises(text, [a[:3] for a in answering], index)
         premises += exclusion_premises(text, [a[:3] for a in answering] + [
             (u.source_id, registry[u.source_id].name, u.display) for score, u in excluding
             if score >= extractive.sentence_bar(sub)], extractive.weights.idf, index)

@@ -43,14 +43,14 @@ class TermWeights:
             total += weight
             if term in passage_terms:
                 found += weight
-            elif _derived(term, passage_terms):
+            elif derived(term, passage_terms):
                 found += weight * PREFIX_WEIGHT
             elif context_terms and term in context_terms:
                 found += weight * context_weight
         return found / total if total else 0.0
 
 
-def _derived(term: str, terms: set[str]) -> bool:
+def derived(term: str, terms: set[str]) -> bool:
     """`terms` holds a word of `term`'s family: one stem opens the other, both long enough and
     words (a number opening another, "50000" / "500000", is another amount)."""
     return len(term) >= PREFIX_MIN and term.isalpha() and any(

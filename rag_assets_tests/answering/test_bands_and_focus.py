@@ -137,3 +137,15 @@ def test_a_figure_of_the_readers_case_that_a_condition_of_the_answer_excludes_is
                               [("S1", "Conditions d'adhésion", passage)]) == []
     assert condition_premises(question, [("S1", "Franchises", "Si l'animal a 10 ans ou plus, la franchise est "
                                                               "doublée.")]) == []
+
+
+def test_a_coverage_question_whose_situation_the_answer_restricts_is_flagged():
+    from rag_assets.answering.premises import restriction_premises
+
+    question = "Ma voiture a été volée alors que j'avais laissé les clés sur le contact, l'assureur va-t-il m'indemniser ?"
+    passage = "Si les clés ont été laissées dans ou sur le véhicule, l'indemnité sera réduite de 20 %."
+    [premise] = restriction_premises(question, [("S1", "Garantie vol", passage)])
+    assert premise.kind == "restricted" and premise.found == [passage]
+    # the same sentence for a question that asks what, not whether: no premise
+    assert restriction_premises("Que se passe-t-il si j'ai laissé les clés sur le contact ?",
+                                [("S1", "Garantie vol", passage)]) == []
