@@ -28,8 +28,8 @@ def reasons(paragraph: Paragraph) -> list[str]:
 
 def not_an_answer(paragraph: Paragraph, question: str, language: str = "fr") -> list[str]:
     """A model's paragraph that asks instead of answering ("Quelle est la valeur de votre
-    véhicule ?"), or only restates the question (no content word the question lacks), is
-    no answer: a reason to withhold it like an unsupported one."""
+    véhicule ?"), or only restates the question (no content word nor figure the question
+    lacks), is no answer: a reason to withhold it like an unsupported one."""
     from rag_assets.answering.verification import sentences
     from rag_assets.retrieve.query import content_terms
 
@@ -37,7 +37,7 @@ def not_an_answer(paragraph: Paragraph, question: str, language: str = "fr") -> 
     if said and all(s.rstrip().endswith("?") for s in said):
         return ["pose une question au lieu d'y répondre"]
     asked = set(content_terms(question, language))
-    own = {t for t in content_terms(paragraph.text, language) if not t.isdigit()}
+    own = set(content_terms(paragraph.text, language))  # a figure the question lacks is an answer
     if own and own <= asked:
         return ["reformule la question sans y répondre"]
     return []
@@ -51,22 +51,21 @@ def recite(paragraph: Paragraph, registry) -> bool:
 
     if not paragraph.unsupported_numbers or paragraph.verdict == UNSUPPORTED:
         return False
-    for source_id in registry.entries:
-        if source_id in paragraph.source_ids or registry[source_id].kind != "section":
-            continue
-        missing, mismatched = check_numbers(paragraph.text, [registry.evidence(i) for i in
-                                                             [*paragraph.source_ids, source_id] if i in registry])
-        if missing or mismatched:
-            continue
-        cited = list(paragraph.source_ids)
-        paragraph.source_ids = [*cited, source_id]
-        verify([paragraph], registry, llm=None)
-        if not reasons(paragraph):
-            paragraph.notes.append(f"cité aussi à {source_id}, la source qui donne ses valeurs")
-            return True
-        paragraph.source_ids = cited
-        verify([paragraph], registry, llm=None)
+    holding = [source_id for source_id in registry.entries if source_id not in paragraph.source_ids
+               and not any(check_numbers(paragraph.text, [registry.evidence(i) for i in
+                                                          [*paragraph.source_ids, source_id] if i in registry]))]
+    if not holding:
         return False
+    # the most precise source that holds them: a table rather than the section around it
+    source_id = min(holding, key=lambda i: len(registry.evidence(i)))
+    cited = list(paragraph.source_ids)
+    paragraph.source_ids = [*cited, source_id]
+    verify([paragraph], registry, llm=None)
+    if not reasons(paragraph):
+        paragraph.notes.append(f"cité aussi à {source_id}, la source qui donne ses valeurs")
+        return True
+    paragraph.source_ids = cited
+    verify([paragraph], registry, llm=None)
     return False
 
 

@@ -241,7 +241,11 @@ def test_a_paragraph_that_asks_instead_of_answering_is_withheld_and_replaced(kb)
 
 def test_a_right_figure_cited_to_the_wrong_source_is_cited_to_the_source_that_holds_it(kb):
     def citing_another_section(body):
-        other = next(i for i, name in catalogue(body).items() if "-T" not in i and "Tableau" not in name)
+        import re
+
+        user = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        blocks = dict(re.findall(r'<source id="(S\d+)"[^>]*>(.*?)</source>', user, re.DOTALL))
+        other = next(i for i, text in blocks.items() if "5 000" not in text)  # a section without the figure
         return {"json": {"paragraphs": [{"sub_question": 1, "source_ids": [other],
                                          "text": "La franchise pour une inondation en zone A est de 5 000 €."}],
                          "missing_information": []}}
