@@ -32,8 +32,8 @@ _LEGAL_NOTICE = re.compile(
     r"|\bimmatricul\w+ au registre\b|\brégie? par le code des assurances\b|\bTVA intracommunautaire\b",
     re.IGNORECASE)
 _ASKS_COMPANY = re.compile(r"\b(?:capital social|au capital|RCS|SIRE[NT]|ORIAS|siège|adresse|immatricul\w+"
-                           r"|forme juridique|qui est l['’]assureur|quel(?:le)? (?:est l['’])?(?:assureur|société|compagnie))",
-                           re.IGNORECASE)
+                           r"|forme juridique|qui est l['’]assureur"
+                           r"|quel(?:le)? (?:est l['’])?(?:assureur|société|compagnie))", re.IGNORECASE)
 LEGAL_NOTICE_FACTOR = 0.2
 SUPERSEDED_LEAD = "Disposition antérieure, remplacée par la source ci-dessus :"
 

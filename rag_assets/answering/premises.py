@@ -42,9 +42,11 @@ _CONFIRM = re.compile(
     # a premise the question builds on: "puisque la franchise est de 300 €, …", or hearsay it
     # repeats: "j'ai lu que…", "d'après mon conseiller…"
     r"|\bpuisqu(?:e\b|['’])|\bsachant qu(?:e\b|['’])|\bvu qu(?:e\b|['’])|\bétant donné qu(?:e\b|['’])"
-    r"|\bj['’]ai (?:lu|entendu|vu) qu|\bil (?:paraît|parait|semble|me semble) qu|\bd['’]après (?:mon|ma|mes|le|la|les)\b"
+    r"|\bj['’]ai (?:lu|entendu|vu) qu|\bil (?:paraît|parait|semble|me semble) qu"
+    r"|\bd['’]après (?:mon|ma|mes|le|la|les)\b"
     r"|\bselon (?:mon|ma|mes)\b|\bsi je comprends bien\b|\bje (?:crois|pense|suppose) qu"
-    r"|\b(?:mon|ma) (?:conseill[eè]re?|agent|courti[eè]re?|assureur|banqui[eè]re?) (?:m['’]a|me) (?:dit|indiqué|assuré|affirmé)"
+    r"|\b(?:mon|ma) (?:conseill[eè]re?|agent|courti[eè]re?|assureur|banqui[eè]re?) (?:m['’]a|me)"
+    r" (?:dit|indiqué|assuré|affirmé)"
     r"|\bis it (?:really |still )?(?:true|right|correct)\b|\bright\s*\?|\bisn['’]t it\b|\bwhy\b",
     re.IGNORECASE)
 # A yes/no question asserts what it asks to confirm ("Le SCR est-il calibré à 99,9 % ?",
@@ -66,7 +68,8 @@ _PARAMETER = re.compile(
     r"\s+(?:est|était|sera|serait|soit|reste)\s+(?:de|d['’]|à|fixée?s?\s+à|limitée?s?\s+à|plafonnée?s?\s+à"
     r"|égale?s?\s+à)"
     r"|\s+s['’]élève\s+à"
-    r"|\b(?:prévoit|prévoient|fixe|fixent)\s+(?:une?|des|le|la|les)\s+[\w’'-]+(?:\s+[\w’'-]+)?\s+(?:de|d['’]|à)"
+    r"|\b(?:prévoit|prévoient|fixe|fixent)\s+(?:une?|des|le|la|les)\s+[\w’'-]+(?:\s+[\w’'-]+)?"
+    r"\s+(?:de|d['’]|à)"
     r"|\b(?:couvre|couvrent|rembourse|remboursent|garantit|garantissent|indemnise|indemnisent|prend en charge"
     r"|prennent en charge)\s+(?:\w+\s+){0,3}?jusqu['’]à"
     r"|\b(?:est|sont)\s+(?:rembours\w+|couverte?s?|garantie?s?|prise?s? en charge|indemnisée?s?|plafonnée?s?"
@@ -425,8 +428,8 @@ def restriction_premises(question: str, answering: list[tuple[str, str, str]], s
     for said in re.split(r"(?<=[.!?;])\s+", passage):
         written = set(analyze(said))
         if _RESTRICTS.search(said) and sum(t in written or derived(t, written) for t in asked) >= RESTRICTION_SHARED:
-            message = (f"La question suppose cette situation couverte ; la source la restreint : « {said.strip()[:240]} » "
-                       f"({name}).")
+            message = (f"La question suppose cette situation couverte ; la source la restreint : "
+                       f"« {said.strip()[:240]} » ({name}).")
             return [Premise("restricted", sentence, [said.strip()], source_id, name, sub_question, message)]
     return []
 
@@ -452,8 +455,8 @@ def exclusion_premises(question: str, answering: list[tuple[str, str, str]], idf
         for said in re.split(r"(?<=[.!?;])\s+", passage):
             # (the stemmer keeps some plurals apart: "vélos" / "vélo")
             if _EXCLUDES.search(said) and subject.rstrip("s") in {t.rstrip("s") for t in analyze(said)}:
-                message = (f"La question suppose cette situation couverte ; la source l'exclut : « {said.strip()[:240]} » "
-                           f"({name}).")
+                message = (f"La question suppose cette situation couverte ; la source l'exclut : "
+                           f"« {said.strip()[:240]} » ({name}).")
                 return [Premise("excluded", sentence, [said.strip()], source_id, name, sub_question, message)]
     return []
 
@@ -461,8 +464,9 @@ def exclusion_premises(question: str, answering: list[tuple[str, str, str]], idf
 # a sentence setting a condition of the cover ("votre animal doit avoir moins de 8 ans à la
 # souscription", "garantis uniquement jusqu'à 70 ans")
 _CONDITION = re.compile(
-    r"\b(?:doit|doivent|à condition|sous réserve|uniquement|seulement|exclusivement|pour être (?:assurée?s?|garantie?s?"
-    r"|couverte?s?|admise?s?)|ne (?:peut|peuvent) (?:être|pas)|n['’](?:est|sont) (?:garantie?s?|couverte?s?|assurée?s?) que"
+    r"\b(?:doit|doivent|à condition|sous réserve|uniquement|seulement|exclusivement"
+    r"|pour être (?:assurée?s?|garantie?s?|couverte?s?|admise?s?)|ne (?:peut|peuvent) (?:être|pas)"
+    r"|n['’](?:est|sont) (?:garantie?s?|couverte?s?|assurée?s?) que"
     r"|limite d['’]âge|âgée?s? de (?:moins|plus))\b", re.IGNORECASE)
 
 
@@ -485,8 +489,8 @@ def condition_premises(question: str, answering: list[tuple[str, str, str]],
             for dimension, value in asked:
                 same = [b for b in written if b.dimension == dimension]
                 if same and not any(b.holds(value) for b in same):
-                    message = (f"La situation décrite ne remplit pas une condition de la source : « {said.strip()[:240]} » "
-                               f"({name}).")
+                    message = (f"La situation décrite ne remplit pas une condition de la source : "
+                               f"« {said.strip()[:240]} » ({name}).")
                     return [Premise("condition-not-met", question, [said.strip()], source_id, name, sub_question,
                                     message)]
     return []
@@ -666,8 +670,8 @@ def check_premises(question: str, subs, registry, extractive, asked: str = "") -
         own_units = [u for u in units if registry[u.section_id].parent_id in allowed]
         naming = set(sub.scope_terms)
         # the answer's passages first, then the retrieved exclusions that answer as well as a sentence must
-        excluding = sorted(((extractive.score(text, u, naming=naming), u) for u in own_units if _EXCLUDES.search(u.text)),
-                           key=lambda x: -x[0])
+        excluding = sorted(((extractive.score(text, u, naming=naming), u) for u in own_units
+                            if _EXCLUDES.search(u.text)), key=lambda x: -x[0])
         premises += condition_premises(text, [a[:3] for a in answering], index)
         premises += restriction_premises(text, [a[:3] for a in answering], index)
         premises += exclusion_premises(text, [a[:3] for a in answering] + [

@@ -39,7 +39,8 @@ class RetrievalOptions:
     # the fitted gate's own threshold
     threshold: float | None = None
     gate_model: str = ""  # a gate model file instead of the packaged one
-    keep_ratio: float = 0.6  # reranked: other parents kept when relevance >= keep_ratio * best (and >= 0.75 * rerank_threshold)
+    # reranked: other parents kept when relevance >= keep_ratio * best (and >= 0.75 * rerank_threshold)
+    keep_ratio: float = 0.6
     # no reranker: the hybrid order, parents covering >= this * best (golden-insurance dev,
     # before the scope words counted: 0.5 dropped a leading evidence parent covering 0.49 of
     # the best, 0.3 let an out-of-corpus question find a sentence; since, 0.3-0.5 tie)

@@ -51,7 +51,8 @@ from rag_assets.evaluation.splits import in_split
 from rag_assets.evaluation.questions import load_questions
 from rag_assets.settings import PROJECT_ROOT
 
-SETS = ("golden-insurance", "golden-sample", "golden-shared")  # the golden sets, each asked of its own store and of the others'
+# the golden sets, each asked of its own store and of the others'
+SETS = ("golden-insurance", "golden-sample", "golden-shared")
 ANSWERED_REFUSED = 0.02  # the share of answerable rows the threshold may refuse (golden-insurance's must-show)
 FOLDS = 5
 C = 1.0  # inverse L2 strength on standardized features

@@ -10,10 +10,11 @@ many words it shares with them. The gate weighs this (`answering/gate.py`, `off_
 
 The vocabulary is the lines' own subject words (what is insured, who is covered), not the
 words every policy writes (garantie, sinistre, franchise). A document covers a branch when
-its identity (title, file name, sidecar) or one of its section headings names it, or when at least `SHARE` of its passages
-write one of the branch's words and at least `RELATIVE` of its main branch's share: a home
-policy's legal-protection annex makes it a legal-protection document as well, the word
-"décès" in a car policy's passenger cover does not make it a life policy.
+its identity (title, file name, sidecar) or one of its section headings names it, or when at
+least `SHARE` of its passages write one of the branch's words and at least `RELATIVE` of its
+main branch's share: a home policy's legal-protection annex makes it a legal-protection
+document as well, the word "décès" in a car policy's passenger cover does not make it a life
+policy.
 """
 
 from __future__ import annotations

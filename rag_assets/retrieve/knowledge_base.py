@@ -271,7 +271,8 @@ class KnowledgeBase:
             extra = record.get("extra") or {}
             identity = " ".join([record.get("title") or "", re.sub(r"[_.-]+", " ", record.get("file_name") or ""),
                                  *(str(extra[k]) for k in ("insurer", "product", "reference") if extra.get(k))])
-            headings = "\n".join(dict.fromkeys(h for p in self.parents_of(document_id) for h in p.get("heading_path") or []))
+            headings = "\n".join(dict.fromkeys(h for parent in self.parents_of(document_id)
+                                                for h in parent.get("heading_path") or []))
             self._branches[key] = document_branches(
                 lambda terms: self.lexical.holding(terms, document_id, entry["version"], language),
                 entry["children"], identity, headings, language)
