@@ -11,10 +11,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import lru_cache
 
-from rag_assets.answering.figures import DATE, DURATION, NUMBER, PERCENT, Figure, figures, to_decimal
+from rag_assets.answering.figures import (DATE, DURATION, NUMBER, PERCENT, Figure, figures,
+                                         fold_keeping_positions, to_decimal)
 
-_FOLD = str.maketrans("éèêàâîôûç", "eeeaaiouc")
 _BELOW = re.compile(r"(?:moins de|inferieure?s? (?:ou egale?s? )?a|jusqu'?\s?a|au plus|maximum|max\.?|<=?|≤|"
                     r"n'excedant pas|ne depassant pas)\s*$")
 _ABOVE = re.compile(r"(?:plus de|superieure?s? (?:ou egale?s? )?a|au-?dela de|a partir de|des|au moins|minimum|"
@@ -54,7 +55,7 @@ def _value(figure: Figure) -> Decimal | None:
 def bands(text: str) -> list[Band]:
     """The bands written in `text` (a table cell, a row label or a column header)."""
     found = figures(text)
-    folded = (text or "").lower().translate(_FOLD)
+    folded = fold_keeping_positions(text or "")
     out: list[Band] = []
     used: set[int] = set()
     for i, figure in enumerate(found):
@@ -87,7 +88,8 @@ def bands(text: str) -> list[Band]:
     return out
 
 
-def quantities(question: str) -> list[tuple[str, Decimal]]:
+@lru_cache(maxsize=1024)
+def quantities(question: str) -> tuple[tuple[str, Decimal], ...]:
     """(dimension, value) of the figures the question states about its own case: amounts,
     rates, durations and ages, and bare numbers of 100 or more (kilometres, square metres);
     not the "2" of "formule 2"."""
@@ -96,7 +98,7 @@ def quantities(question: str) -> list[tuple[str, Decimal]]:
         dimension, value = _dimension(figure), _value(figure)
         if dimension and value is not None and (dimension != NUMBER or value >= 100):
             out.append((dimension, value))
-    return out
+    return tuple(out)
 
 
 def band_match(text: str, asked: list[tuple[str, Decimal]]) -> bool | None:

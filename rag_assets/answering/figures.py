@@ -122,7 +122,7 @@ def _durations(value: Decimal, unit: str | None) -> list[tuple[str, Decimal]]:
     return [(unit or "duration", value)]
 
 
-def _fold(text: str) -> str:
+def fold_keeping_positions(text: str) -> str:
     """Accents and case folded, same length as the input (positions stay valid)."""
     out = []
     for char in text:
@@ -170,7 +170,7 @@ def figures(text: str) -> list[Figure]:
     (with thousands separators: space, no-break space, dot) and number words before a unit
     ("trente (30) jours" is one figure)."""
     text = text or ""
-    folded = _fold(text)
+    folded = fold_keeping_positions(text)
     found: list[Figure] = []
     taken: list[tuple[int, int]] = []
 

@@ -340,6 +340,36 @@ _SCOPE_WORDS = ("base", "garantie", "garanties", "contrat", "option", "formule",
 _NOT_INCLUDED = re.compile(r"\bnon souscrite?s?\b|\ben option\b|\boptionnel(?:le)?s?\b", re.IGNORECASE)
 
 
+def _covered_subject(question: str, idf) -> tuple[str | None, str | None]:
+    """(the asking sentence, its subject) of a yes/no question whether something is covered:
+    the sentence's rarest term (`idf`) that says what, not where ("dans les garanties de base",
+    "en formule 2"); (None, None) for another question."""
+    from rag_assets.retrieve.query import analyze, content_terms
+
+    sentence = _cover_question(question)
+    if not sentence:
+        return None, None
+    scope = set(analyze(" ".join(_SCOPE_WORDS)))
+    terms = [t for t in content_terms(_COVER_ASKED.sub(" ", sentence)) if not t.isdigit() and t not in scope]
+    return (sentence, max(terms, key=idf)) if terms else (None, None)
+
+
+def _sentences_of(answering: list[tuple[str, str, str]]):
+    """(source id, source name, sentence) of the answering passages, best passage first."""
+    for source_id, name, passage in answering:
+        for said in re.split(r"(?<=[.!?;])\s+", passage):
+            if said.strip():
+                yield source_id, name, said.strip()
+
+
+def _writes(term: str, written: set[str]) -> bool:
+    """The analysed `written` holds `term`, a word of its family (`terms.derived`) or its
+    plural, which the stemmer keeps apart ("vélos" / "vélo")."""
+    from rag_assets.answering.terms import derived
+
+    return term in written or derived(term, written) or term.rstrip("s") in {t.rstrip("s") for t in written}
+
+
 def _cover_question(question: str) -> str | None:
     """The sentence of a yes/no question asking whether something is covered, or None."""
     sentences = [x for x in re.split(r"(?<=[.!?:])\s+", question or "") if x.strip()]
@@ -360,16 +390,11 @@ def inclusion_premises(question: str, units: list, name_of, idf, sub_question: i
     the answer says so first. The guarantee is the asking sentence's rarest term (`idf`),
     `units`: the extractive answerer's units of the retrieved parents, in reading order;
     `name_of`: a source id's citation name."""
-    from rag_assets.retrieve.query import analyze, content_terms
+    from rag_assets.retrieve.query import analyze
 
-    sentence = _cover_question(question)
-    if not sentence:
+    sentence, subject = _covered_subject(question, idf)
+    if not subject:
         return []
-    scope = set(analyze(" ".join(_SCOPE_WORDS)))  # "dans les garanties de base", "en formule 2": where, not what
-    terms = [t for t in content_terms(_COVER_ASKED.sub(" ", sentence)) if not t.isdigit() and t not in scope]
-    if not terms:
-        return []
-    subject = max(terms, key=idf)
     for index, unit in enumerate(units):
         if subject not in analyze(unit.text):
             continue
@@ -407,7 +432,7 @@ _EXCLUDES = re.compile(
 # a sentence restricting the cover in a situation: "l'indemnité sera réduite de 20 %", "déchéance"
 _RESTRICTS = re.compile(r"\bréduite?s?\b|\bréduction\b|\bdéchéance\b|\bdéchu\b|\bdoublée?s?\b|\bmajorée?s?\b"
                         r"|\bne (?:sera|seront) pas\b|\brefus\b", re.IGNORECASE)
-RESTRICTION_SHARED = 2  # question terms (beyond its subject) a restricting sentence must write
+RESTRICTION_SHARED = 2  # question words a restricting sentence must write (set a priori: no dev question has one)
 
 
 def restriction_premises(question: str, answering: list[tuple[str, str, str]], sub_question: int | None = None
@@ -415,22 +440,19 @@ def restriction_premises(question: str, answering: list[tuple[str, str, str]], s
     """A yes/no question whether something is covered, whose situation the answering passage
     restricts ("les clés sur le contact" against "si les clefs ont été laissées dans le véhicule,
     l'indemnité sera réduite de 20 %"): said first, citing the restriction. The sentence must
-    restrict and share `RESTRICTION_SHARED` of the question's words."""
+    restrict and write `RESTRICTION_SHARED` of the question's words."""
     from rag_assets.retrieve.query import analyze, content_terms
 
     sentence = _cover_question(question)
     if not sentence or not answering:
         return []
-    from rag_assets.answering.terms import derived
-
     asked = {t for t in content_terms(question) if not t.isdigit()} - set(analyze(" ".join(_SCOPE_WORDS)))
-    source_id, name, passage = answering[0]
-    for said in re.split(r"(?<=[.!?;])\s+", passage):
+    for source_id, name, said in _sentences_of(answering[:1]):
         written = set(analyze(said))
-        if _RESTRICTS.search(said) and sum(t in written or derived(t, written) for t in asked) >= RESTRICTION_SHARED:
-            message = (f"La question suppose cette situation couverte ; la source la restreint : "
-                       f"« {said.strip()[:240]} » ({name}).")
-            return [Premise("restricted", sentence, [said.strip()], source_id, name, sub_question, message)]
+        if _RESTRICTS.search(said) and sum(_writes(t, written) for t in asked) >= RESTRICTION_SHARED:
+            message = f"La question suppose cette situation couverte ; la source la restreint : « {said[:240]} » " \
+                      f"({name})."
+            return [Premise("restricted", sentence, [said], source_id, name, sub_question, message)]
     return []
 
 
@@ -441,23 +463,16 @@ def exclusion_premises(question: str, answering: list[tuple[str, str, str]], idf
     excludes what the question asks about (its rarest term, `idf`), the answer says so first.
     `answering`: (source id, source name, passage), best first. Conditions ("à condition que")
     are the answer itself, not flagged."""
-    from rag_assets.retrieve.query import analyze, content_terms
+    from rag_assets.retrieve.query import analyze
 
-    sentence = _cover_question(question)
-    if not sentence:
+    sentence, subject = _covered_subject(question, idf)
+    if not subject:
         return []
-    scope = set(analyze(" ".join(_SCOPE_WORDS)))
-    terms = [t for t in content_terms(_COVER_ASKED.sub(" ", sentence)) if not t.isdigit() and t not in scope]
-    if not terms:
-        return []
-    subject = max(terms, key=idf)
-    for source_id, name, passage in answering:
-        for said in re.split(r"(?<=[.!?;])\s+", passage):
-            # (the stemmer keeps some plurals apart: "vélos" / "vélo")
-            if _EXCLUDES.search(said) and subject.rstrip("s") in {t.rstrip("s") for t in analyze(said)}:
-                message = (f"La question suppose cette situation couverte ; la source l'exclut : "
-                           f"« {said.strip()[:240]} » ({name}).")
-                return [Premise("excluded", sentence, [said.strip()], source_id, name, sub_question, message)]
+    for source_id, name, said in _sentences_of(answering):
+        if _EXCLUDES.search(said) and _writes(subject, set(analyze(said))):
+            message = f"La question suppose cette situation couverte ; la source l'exclut : « {said[:240]} » " \
+                      f"({name})."
+            return [Premise("excluded", sentence, [said], source_id, name, sub_question, message)]
     return []
 
 
@@ -476,23 +491,13 @@ def condition_premises(question: str, answering: list[tuple[str, str, str]],
     passage answering the question excludes ("mon chien a 9 ans" against "votre animal doit
     avoir moins de 8 ans à la souscription"): said first, citing the condition.
     `answering`: (source id, source name, passage), best first."""
-    from rag_assets.answering.bands import bands, quantities
+    from rag_assets.answering.bands import band_match, quantities
 
     asked = quantities(question)
-    if not asked:
-        return []
-    for source_id, name, passage in answering:
-        for said in re.split(r"(?<=[.!?;])\s+", passage):
-            if not _CONDITION.search(said):
-                continue
-            written = bands(said)
-            for dimension, value in asked:
-                same = [b for b in written if b.dimension == dimension]
-                if same and not any(b.holds(value) for b in same):
-                    message = (f"La situation décrite ne remplit pas une condition de la source : "
-                               f"« {said.strip()[:240]} » ({name}).")
-                    return [Premise("condition-not-met", question, [said.strip()], source_id, name, sub_question,
-                                    message)]
+    for source_id, name, said in _sentences_of(answering if asked else []):
+        if _CONDITION.search(said) and band_match(said, asked) is False:
+            message = f"La situation décrite ne remplit pas une condition de la source : « {said[:240]} » ({name})."
+            return [Premise("condition-not-met", question, [said], source_id, name, sub_question, message)]
     return []
 
 
@@ -672,9 +677,10 @@ def check_premises(question: str, subs, registry, extractive, asked: str = "") -
         # the answer's passages first, then the retrieved exclusions that answer as well as a sentence must
         excluding = sorted(((extractive.score(text, u, naming=naming), u) for u in own_units
                             if _EXCLUDES.search(u.text)), key=lambda x: -x[0])
-        premises += condition_premises(text, [a[:3] for a in answering], index)
-        premises += restriction_premises(text, [a[:3] for a in answering], index)
-        premises += exclusion_premises(text, [a[:3] for a in answering] + [
+        shown = [a[:3] for a in answering]
+        premises += condition_premises(text, shown, index)
+        premises += restriction_premises(text, shown, index)
+        premises += exclusion_premises(text, shown + [
             (u.source_id, registry[u.source_id].name, u.display) for score, u in excluding
             if score >= extractive.sentence_bar(sub)], extractive.weights.idf, index)
         premises += inclusion_premises(sub.text, own_units, lambda source_id: registry[source_id].name,

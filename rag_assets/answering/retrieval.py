@@ -112,10 +112,12 @@ class Retriever:
             self._terms_cache[key] = set(analyze(text, language))
         return self._terms_cache[key]
 
-    def relevance(self, question: str, hit) -> float:
+    def relevance(self, question: str, hit, naming: bool = True) -> float:
+        """`naming`: the terms that chose the documents count as found (see above)."""
         language = self._language(hit.document_id, hit.text)
         terms = content_terms(question, language)
-        return self.weights.coverage(terms, self._parent_terms(hit.parent_id, language) | self._naming, language)
+        found = self._parent_terms(hit.parent_id, language)
+        return self.weights.coverage(terms, found | self._naming if naming else found, language)
 
     def _scores(self, question: str, hits: list) -> list[float]:
         reranker = self.options.reranker or getattr(self.kb, "rerank", None)
@@ -193,13 +195,11 @@ class Retriever:
         language = language_of(question)
         terms = content_terms(question, language)
         idf = sum(self.weights.idf(t, language) for t in terms)
-        own = [self.weights.coverage(terms, self._parent_terms(h.parent_id, self._language(h.document_id, h.text)),
-                                     language) for h in hits]
         best_engine = {engine: max((h.best_child[engine]["score"] for h in hits if engine in h.best_child), default=0.0)
                        for engine in ("bm25", "dense")}
         features = {
             "coverage": max(scores.values(), default=0.0),
-            "content_coverage": max(own, default=0.0),
+            "content_coverage": max((self.relevance(question, h, naming=False) for h in hits), default=0.0),
             "child_coverage": max((self.child_coverage(question, h) for h in hits[:GATE_PASSAGES]), default=0.0),
             "agreement": 1.0 / agreement[0] if agreement else 0.0,
             "dense": best_engine["dense"],

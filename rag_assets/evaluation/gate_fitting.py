@@ -69,7 +69,7 @@ class Row:
     features: dict[str, float]
 
 
-def _fold(question_id: str) -> int:
+def _fold_of(question_id: str) -> int:
     return int(hashlib.sha256(question_id.encode()).hexdigest(), 16) % FOLDS
 
 
@@ -160,7 +160,7 @@ def _model(weights, intercept, mean, scale, threshold: float, fitted: dict) -> G
 
 def cross_validated(rows: list[Row]) -> np.ndarray:
     x, y = _matrix(rows)
-    folds = np.array([_fold(r.question_id) for r in rows])
+    folds = np.array([_fold_of(r.question_id) for r in rows])
     probabilities = np.zeros(len(rows))
     for k in range(FOLDS):
         train, held = folds != k, folds == k

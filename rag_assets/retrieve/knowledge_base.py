@@ -11,7 +11,6 @@ Reads only materialized assets (no Dagster run needed).
 from __future__ import annotations
 
 import dataclasses
-import re
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -28,7 +27,7 @@ from rag_assets.retrieve.branches import document_branches
 from rag_assets.retrieve.corpus import PublishedCorpus, document_acronyms
 from rag_assets.retrieve.feedback import Feedback
 from rag_assets.retrieve.thesaurus import load_thesaurus
-from rag_assets.retrieve.scope import DocumentIdentities, Scope, take_turns
+from rag_assets.retrieve.scope import DocumentIdentities, Scope, identity_text, take_turns
 from rag_assets.retrieve.limits import checked_question
 from rag_assets.index.lexical import LexicalIndex
 from rag_assets.settings import Settings, load_settings
@@ -268,9 +267,7 @@ class KnowledgeBase:
         if key not in self._branches:
             record = self.document(document_id)
             language = record.get("language") or "fr"
-            extra = record.get("extra") or {}
-            identity = " ".join([record.get("title") or "", re.sub(r"[_.-]+", " ", record.get("file_name") or ""),
-                                 *(str(extra[k]) for k in ("insurer", "product", "reference") if extra.get(k))])
+            identity = identity_text(record)
             headings = "\n".join(dict.fromkeys(h for parent in self.parents_of(document_id)
                                                 for h in parent.get("heading_path") or []))
             self._branches[key] = document_branches(

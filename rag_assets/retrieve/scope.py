@@ -54,10 +54,11 @@ _FILE_NOISE = re.compile(r"\b(19|20)\d\d\b|\bnd\b", re.IGNORECASE)  # a year, "n
 _WORD = re.compile(r"[\w'’-]+")
 _ELISION = re.compile(r"^(?:qu|[dljmnstc])['’]", re.IGNORECASE)  # "d'Allianz" is the name "Allianz"
 # the insurer the reader has: "chez AXA", "assuré auprès d'AXA", "souscrit chez Groupama"
-_INSURER = re.compile(r"\b(?:chez|auprès\s+(?:de\s+|d['’]))\s*([\w'’-]+)", re.IGNORECASE)
+_AT_INSURER = r"chez|auprès\s+(?:de\s+|d['’])"
+_INSURER = re.compile(rf"\b(?:{_AT_INSURER})\s*([\w'’-]+)", re.IGNORECASE)
 # ... or the insurer or contract the reader says they hold, written as a name: "chez Groupama",
 # "assurée à la Macif", "mon contrat Groupama", "ma mutuelle Harmonie"
-_HOLDER = re.compile(r"\b(?:chez|auprès\s+(?:de\s+|d['’])|assurée?s?\s+(?:à\s+la\b|au\b|à\s+l['’]|à\b)"
+_HOLDER = re.compile(rf"\b(?:{_AT_INSURER}|assurée?s?\s+(?:à\s+la\b|au\b|à\s+l['’]|à\b)"
                      r"|(?:contrat|assurance|mutuelle|assureur|police)\s+(?:de\s+chez\s+)?)\s*([\w'’-]+)",
                      re.IGNORECASE)
 
@@ -101,6 +102,16 @@ class Scope:
         return "; ".join(parts)
 
 
+def identity_text(record: dict) -> str:
+    """What names a document: its title, its file name (no extension, year or separators) and
+    the sidecar's identity fields."""
+    extra = record.get("extra") or {}
+    # the extension goes before the separators do, or "x.pdf" leaves the name "pdf"
+    file_name = re.sub(r"[_.-]+", " ", _EXTENSION.sub("", record.get("file_name") or ""))
+    names = [record.get("title") or "", _FILE_NOISE.sub(" ", file_name)]
+    return " ".join(names + [str(extra[key]) for key in IDENTITY_FIELDS if extra.get(key)])
+
+
 @dataclass
 class DocumentIdentities:
     """Identity terms of each published document, and how many documents share each."""
@@ -112,15 +123,11 @@ class DocumentIdentities:
     def of(cls, documents: dict[str, dict], thesaurus: Thesaurus | None = None) -> "DocumentIdentities":
         terms = {}
         for document_id, record in documents.items():
-            extra = record.get("extra") or {}
-            # the extension goes before the separators do, or "x.pdf" leaves the name "pdf"
-            file_name = re.sub(r"[_.-]+", " ", _EXTENSION.sub("", record.get("file_name") or ""))
-            names = [record.get("title") or "", _FILE_NOISE.sub(" ", file_name)]
-            names += [str(extra[key]) for key in IDENTITY_FIELDS if extra.get(key)]
+            names = identity_text(record)
             language = record.get("language") or "fr"
-            identity = set(analyze(" ".join(names), language))
+            identity = set(analyze(names, language))
             if thesaurus is not None:
-                identity |= _synonyms(thesaurus, " ".join(names), language)
+                identity |= _synonyms(thesaurus, names, language)
             terms[document_id] = frozenset(identity) - _generic(language)
         return cls(terms, Counter(t for ts in terms.values() for t in ts))
 
