@@ -34,7 +34,7 @@ _LEGAL_NOTICE = re.compile(
 _ASKS_COMPANY = re.compile(r"\b(?:capital social|au capital|RCS|SIRE[NT]|ORIAS|siège|adresse|immatricul\w+"
                            r"|forme juridique|qui est l['’]assureur"
                            r"|quel(?:le)? (?:est l['’])?(?:assureur|société|compagnie))", re.IGNORECASE)
-LEGAL_NOTICE_FACTOR = 0.2
+LEGAL_NOTICE_FACTOR = 0.2  # set a priori: golden-insurance dev answers are the same with and without it
 SUPERSEDED_LEAD = "Disposition antérieure, remplacée par la source ci-dessus :"
 
 
@@ -195,8 +195,10 @@ SIBLING_CODES = 2  # a unit naming the asked "niveau 3" and this many other leve
 NEAR_DUPLICATE = 0.85  # share of analysed terms two sentences share to be the same clause twice
 OTHER_PASSAGE = 0.1  # the last sentence slot discounts passages already quoted by this share (golden-insurance dev: citation 44/48 at 0.05–0.2, 43 at 0)
 FIGURES_ROW_FACTOR = 0.8  # golden-insurance dev citation 46/50 -> 47/50 at 0.7-0.9, test unchanged
-BAND_BONUS = 0.15  # a table row whose label's band holds the question's own figure
-BAND_MISS = 0.5  # ... and one whose band does not
+# a table row whose label's band holds the question's own figure, and one whose band does not
+# (set a priori: golden-insurance dev answers are the same with and without them)
+BAND_BONUS = 0.15
+BAND_MISS = 0.5
 RANK_DISCOUNT = 0.025  # a unit's score shrinks by this share per rank of its parent (golden-insurance dev, PDF stages v6: citation 40/48 at 0.025, 39 at 0.0125, 38 at 0, 37 at 0.05)
 
 

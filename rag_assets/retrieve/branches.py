@@ -40,7 +40,8 @@ BRANCHES = {
     "voyage": "voyage voyages séjour annulation vacances",
 }
 SHARE = 0.15  # of a document's passages writing one of a branch's words, for the document to cover it
-RELATIVE = 0.2  # ... and of the share of the branch its passages write most
+RELATIVE = 0.2  # ... and of the share of the branch its passages write most (both compared by the gate's
+# cross-validated log loss, evaluations/gate/README.md: a share of 0.1 did worse)
 
 
 @lru_cache(maxsize=4)
