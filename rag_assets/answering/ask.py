@@ -14,7 +14,7 @@ from rag_assets.answering.config import endpoints_from_settings
 from rag_assets.answering.extractive import ExtractiveAnswerer
 from rag_assets.answering.generation import Endpoint, EndpointsExhausted, LLMClient, generate_answer
 from rag_assets.answering.log import AnswerLog, log_path_for
-from rag_assets.answering.memory import thread_owner, thread_store_for
+from rag_assets.answering.memory import identifier, thread_owner, thread_store_for
 from rag_assets.index.records import PUBLIC_GROUP
 from rag_assets.retrieve.limits import checked_question
 from rag_assets.answering.model import NO_SOURCE, Answer, Paragraph
@@ -41,17 +41,22 @@ def _endpoint_error_alert(exc: EndpointsExhausted, what: str) -> str:
     return f"Aucun point d'accès au modèle n'a répondu ({exc}) : {what}."
 
 
-def ask(kb, question: str, thread_id: str | None = None, user_groups=None, *,
+def ask(kb, question: str, thread_id: str | None = None, user_groups=None, *, user: str | None = None,
         endpoints: list[Endpoint] | None = None, llm: LLMClient | None = None, offline: bool = False,
         options: AskOptions | None = None, settings=None) -> Answer:
     """Answer `question` from the knowledge base, citing its sources.
 
     `endpoints`: OpenAI-compatible endpoints tried in order (default: from the settings);
     none, or `offline=True`: the extractive answerer. `user_groups`: the reader's groups
-    (public is always included). `thread_id`: conversation memory for follow-ups."""
+    (public is always included). `thread_id`: conversation memory for follow-ups, kept for
+    `user` (who asks) with these groups; without a user, nothing is read or kept
+    (`Answer.memory` False, and an alert says so)."""
     options = options or AskOptions()
     started = time.perf_counter()
     question = checked_question(question, settings)  # length, words, empty, cleaned (QueryRefused)
+    thread_id = identifier(thread_id, "thread id") if thread_id else None
+    remember = options.memory and thread_id is not None and user is not None
+    owner = thread_owner(user, user_groups) if user is not None else None
     if llm is None and not offline:
         if endpoints is None:
             from rag_assets.settings import load_settings
@@ -62,10 +67,12 @@ def ask(kb, question: str, thread_id: str | None = None, user_groups=None, *,
         llm = None
     store_root = kb.store.root
     threads = thread_store_for(store_root)
-    # the thread of this reader (its groups), with only what the reader may see
-    owner = thread_owner(user_groups)
-    history = threads.last(thread_id, owner, 3, visible=lambda d: _visible(kb, d, owner)) if options.memory else []
+    # the thread of this user with these groups, with only what the reader may see
+    history = threads.last(thread_id, owner, 3, visible=lambda d: _visible(kb, d, owner["groups"])) if remember else []
     alerts: list[str] = []
+    if options.memory and thread_id is not None and user is None:  # an anonymous thread could be anyone's
+        alerts.append(f"Fil « {thread_id} » sans mémoire : aucun utilisateur n'est nommé (user), rien n'est lu "
+                      "ni gardé.")
 
     try:
         route, _ = route_message(question, history, llm)
@@ -74,8 +81,8 @@ def ask(kb, question: str, thread_id: str | None = None, user_groups=None, *,
         llm = None
         route, _ = route_by_rules(question, history), None
 
-    answer = Answer(answer_id=uuid.uuid4().hex[:16], question=question, thread_id=thread_id, route=route,
-                    mode="direct" if route.kind == "direct" else ("llm" if llm else "extractive"))
+    answer = Answer(answer_id=uuid.uuid4().hex[:16], question=question, thread_id=thread_id, memory=remember,
+                    route=route, mode="direct" if route.kind == "direct" else ("llm" if llm else "extractive"))
     if route.kind != "direct":
         _answer_from_sources(kb, answer, route, user_groups, llm, options, alerts)
     answer.alerts = list(dict.fromkeys(alerts + answer.alerts))
@@ -91,7 +98,7 @@ def ask(kb, question: str, thread_id: str | None = None, user_groups=None, *,
     answer.created_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     if options.log:
         AnswerLog(log_path_for(store_root)).write(answer)
-    if options.memory and thread_id:
+    if remember:
         reply = answer.render() if answer.mode == "direct" else (answer.text or "Aucune source trouvée.")
         threads.append(thread_id, owner, {"role": "user", "content": question},
                        {"role": "assistant", "content": reply,
@@ -99,10 +106,10 @@ def ask(kb, question: str, thread_id: str | None = None, user_groups=None, *,
     return answer
 
 
-def _visible(kb, document_id: str, owner: list[str]) -> bool:
-    """Issue 13: a published document sharing one of the reader's groups (a withdrawn one is not)."""
+def _visible(kb, document_id: str, groups: list[str]) -> bool:
+    """A published document sharing one of the reader's groups (a withdrawn one is not)."""
     record = kb.document(document_id)
-    return bool(record) and bool(set(record.get("allowed_groups") or [PUBLIC_GROUP]) & set(owner))
+    return bool(record) and bool(set(record.get("allowed_groups") or [PUBLIC_GROUP]) & set(groups))
 
 
 def _answer_from_sources(kb, answer: Answer, route, user_groups, llm, options: AskOptions, alerts: list[str]) -> None:

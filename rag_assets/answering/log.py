@@ -30,6 +30,7 @@ def log_record(answer: Answer) -> dict:
         "answer_id": answer.answer_id,
         "at": answer.created_at,
         "thread_id": answer.thread_id,
+        "memory": answer.memory,
         "question": _prefix(answer.question),
         "route": {"kind": answer.route.kind, "intent": answer.route.intent, "method": answer.route.method,
                   "standalone_question": _prefix(answer.route.standalone_question), "rewritten": answer.route.rewritten,

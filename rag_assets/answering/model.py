@@ -114,6 +114,7 @@ class Answer:
     usage: dict = field(default_factory=dict)
     latency_s: float = 0.0
     created_at: str = ""
+    memory: bool = False  # the thread's history was read and this exchange kept in it (a user was named)
 
     # ------------------------------------------------------------------ views
     def source(self, source_id: str) -> SourceEntry | None:

@@ -281,11 +281,13 @@ class KnowledgeBase:
 
     # -- retrieval ------------------------------------------------------------------------
 
-    def ask(self, question: str, thread_id: str | None = None, user_groups=None, **options):
-        """Sourced, verified answer (`rag_assets.answering.ask`; options: endpoints, offline, llm, options)."""
+    def ask(self, question: str, thread_id: str | None = None, user_groups=None, user: str | None = None,
+            **options):
+        """Sourced, verified answer (`rag_assets.answering.ask`; options: endpoints, offline, llm, options).
+        A thread is remembered for a named `user` only."""
         from rag_assets.answering import ask
 
-        return ask(self, question, thread_id=thread_id, user_groups=user_groups, **options)
+        return ask(self, question, thread_id=thread_id, user_groups=user_groups, user=user, **options)
 
     def scope(self, question: str | AnalyzedQuery) -> Scope:
         """The documents ``question`` names, and the names in it no document contains."""

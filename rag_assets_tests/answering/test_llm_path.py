@@ -181,8 +181,8 @@ def test_router_rewrites_a_follow_up_with_the_thread_memory(kb, tmp_path):
     }
     thread = f"thread-{tmp_path.name}"
     with ScriptedOpenAI(script) as server:
-        first = ask(kb, ZONE_A, thread_id=thread, endpoints=[endpoint(server, "primary")])
-        second = ask(kb, follow_up, thread_id=thread, endpoints=[endpoint(server, "primary")])
+        first = ask(kb, ZONE_A, thread_id=thread, user="alice", endpoints=[endpoint(server, "primary")])
+        second = ask(kb, follow_up, thread_id=thread, user="alice", endpoints=[endpoint(server, "primary")])
         router_request = server.requests_for("route")[1]
 
     assert "5 000 €" in first.text

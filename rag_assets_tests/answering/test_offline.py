@@ -141,8 +141,8 @@ def test_comparison_is_split_into_sub_questions(kb):
 
 def test_follow_up_is_rewritten_by_rules_with_the_thread_memory(kb, tmp_path):
     thread = f"offline-{tmp_path.name}"
-    kb.ask(ZONE_A, thread_id=thread)
-    answer = kb.ask("Et en zone B ?", thread_id=thread)
+    kb.ask(ZONE_A, thread_id=thread, user="alice")
+    answer = kb.ask("Et en zone B ?", thread_id=thread, user="alice")
     assert answer.route.rewritten and answer.route.standalone_question == ZONE_A.replace("zone A", "zone B")
     assert "2 500 €" in answer.text
 
