@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import getpass
 import json
 import sys
 
 from rag_assets.answering.ask import AskOptions, ask
 from rag_assets.answering.config import endpoints_from_settings
 from rag_assets.answering.generation import Endpoint
+from rag_assets.answering.memory import identifier
 from rag_assets.answering.retrieval import RetrievalOptions
 from rag_assets.errors import printable
 from rag_assets.retrieve.limits import QueryRefused, checked_question
@@ -16,6 +18,8 @@ from rag_assets.retrieve.limits import QueryRefused, checked_question
 def cmd_ask(args, settings) -> int:
     try:  # before the engines and any local model are loaded: a refused question costs nothing
         question = checked_question(args.question, settings)
+        thread = identifier(args.thread, "--thread") if args.thread else None
+        user = identifier(args.user, "--user") if args.user is not None else None
     except QueryRefused as exc:
         print(f"refused: {exc}", file=sys.stderr)
         return 2
@@ -41,7 +45,7 @@ def cmd_ask(args, settings) -> int:
             except LocalLLMError as exc:
                 print(f"[local model unavailable: {exc}]", file=sys.stderr)
                 local = None
-        answer = ask(kb, question, thread_id=args.thread, user_groups=args.groups, endpoints=endpoints,
+        answer = ask(kb, question, thread_id=thread, user_groups=args.groups, user=user, endpoints=endpoints,
                      offline=args.offline, options=options, settings=settings)
     finally:
         if local is not None:
@@ -53,11 +57,22 @@ def cmd_ask(args, settings) -> int:
     return 0
 
 
+def os_user() -> str | None:
+    """The OS account running the CLI, or None (anonymous: no thread memory) when it has none."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError, ImportError):  # no LOGNAME/USER and no password entry (a bare container)
+        return None
+
+
 def add_ask_parser(subparsers) -> None:
     p = subparsers.add_parser("ask", help="answer a question from the documents, with sources and verification")
     p.add_argument("question")
     p.add_argument("--json", action="store_true", help="the whole answer object as JSON")
-    p.add_argument("--thread", help="conversation id: follow-ups are rewritten with its last messages")
+    p.add_argument("--thread", help="conversation id: follow-ups are rewritten with its last messages "
+                                    "(kept per --user and --groups)")
+    p.add_argument("--user", default=os_user(), help="who asks: a thread is theirs alone (default: the OS user; "
+                                                     "none known: no thread memory)")
     p.add_argument("--groups", nargs="*", default=[], help="reader's groups (public is always included)")
     p.add_argument("--offline", action="store_true", help="extractive answer, no model even if one is configured")
     p.add_argument("--gguf", help="serve this GGUF locally with llama.cpp (xllamacpp) and use it "
