@@ -29,11 +29,15 @@ MAX_MESSAGE_CHARS = 2000
 MAX_ID_CHARS = 200  # a thread id or a user name: a key, not a text
 
 
+def _key(value) -> str:
+    """Lone surrogates (an argument the locale could not decode) made '?': no file or log line can hold them."""
+    return str(value).encode("utf-8", "replace").decode("utf-8")
+
+
 def identifier(value, what: str) -> str:
-    """`value` (a thread id, a user) as a key: lone surrogates (an argument the locale could not
-    decode) made '?', since no file or log line can hold them; stripped. QueryRefused, naming
-    `what`, when empty or over MAX_ID_CHARS."""
-    text = str(value).encode("utf-8", "replace").decode("utf-8").strip()
+    """`value` (a thread id, a user) as a key (`_key`), stripped. QueryRefused, naming `what`,
+    when empty or over MAX_ID_CHARS."""
+    text = _key(value).strip()
     if not text:
         raise QueryRefused(f"{what} is empty")
     if len(text) > MAX_ID_CHARS:
@@ -43,7 +47,7 @@ def identifier(value, what: str) -> str:
 
 def thread_owner(user: str, groups) -> dict:
     """Who a thread belongs to: the user and their groups, public included, sorted."""
-    return {"user": identifier(user, "user"), "groups": sorted({PUBLIC_GROUP, *reader_groups(groups)})}
+    return {"user": identifier(user, "user"), "groups": sorted({PUBLIC_GROUP, *map(_key, reader_groups(groups))})}
 
 
 class ThreadStore:

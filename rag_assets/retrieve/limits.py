@@ -23,7 +23,7 @@ _SPACES = re.compile(r"\s+")
 
 
 class QueryRefused(ValueError):
-    """A question over a limit, or empty: the message says which and why."""
+    """A question (or a thread id or user asking it) over a limit, or empty: the message says which and why."""
 
 
 def visible_text(text: str) -> str:

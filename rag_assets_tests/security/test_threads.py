@@ -181,6 +181,7 @@ def test_two_users_appending_at_once_to_one_thread_id_each_keep_their_own(tmp_pa
 
 def test_a_thread_id_or_user_is_a_bounded_key_cleaned_of_lone_surrogates():
     assert identifier(" t\udcff1 ", "thread id") == "t?1"
+    assert thread_owner("b\udcffob", ["claims\udcff"]) == {"user": "b?ob", "groups": ["claims?", "public"]}
     for value, message in (("  ", "user is empty"), ("u" * (MAX_ID_CHARS + 1), "over the 200-character limit")):
         with pytest.raises(QueryRefused, match=message):
             identifier(value, "user")
