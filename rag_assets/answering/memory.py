@@ -47,7 +47,7 @@ def identifier(value, what: str) -> str:
 
 def thread_owner(user: str, groups) -> dict:
     """Who a thread belongs to: the user and their groups, public included, sorted."""
-    return {"user": identifier(user, "user"), "groups": sorted({PUBLIC_GROUP, *map(_key, reader_groups(groups))})}
+    return {"user": identifier(user, "user"), "groups": sorted({PUBLIC_GROUP, *reader_groups(groups)})}
 
 
 class ThreadStore:

@@ -10,12 +10,13 @@ from rag_assets.index.records import PUBLIC_GROUP
 
 def reader_groups(groups) -> tuple[str, ...]:
     """The reader's groups from the one argument that carries them: None, a group name (a
-    string is one group, never its letters) or an iterable of names."""
+    string is one group, never its letters) or an iterable of names. A lone surrogate (undecodable
+    argv bytes) becomes '?': such a name matches no stored group, and the engines can encode it."""
     if groups is None:
         return ()
-    if isinstance(groups, str):
-        return (groups,) if groups.strip() else ()
-    return tuple(str(g) for g in groups if str(g).strip())
+    names = [groups] if isinstance(groups, str) else groups
+    cleaned = (str(g).encode("utf-8", "replace").decode("utf-8") for g in names)
+    return tuple(g for g in cleaned if g.strip())
 
 
 def _sql_list(values) -> str:

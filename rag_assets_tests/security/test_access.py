@@ -35,6 +35,8 @@ def test_a_reader_without_the_group_cannot_filter_their_way_in(kb):
     assert not restricted & {h.document_id for h in kb.search(RESTRICTED_QUERY, k=5, groups="c")}
     # a string is one group, not its letters
     assert restricted & {h.document_id for h in kb.search(RESTRICTED_QUERY, k=5, groups="claims")}
+    # undecodable argv bytes (a lone surrogate) name no group, and neither engine fails on them
+    assert not restricted & {h.document_id for h in kb.search(RESTRICTED_QUERY, k=5, groups=["claims\udcff"])}
     answer = kb.ask("Quel est le seuil de délégation du gestionnaire ?", user_groups="claims",
                     offline=True, options=None)
     assert any(s.document_id in restricted for s in answer.sources)
