@@ -2,8 +2,9 @@
 selected parents (a table row counts as a sentence, shown with its column headers), with
 the same citation structure and the same refusal rule as the model path.
 
-When sources conflict and the sidecar metadata says one amends the other (`amends`), the
-amending source answers and the amended clause is mentioned after it as superseded.
+When sources conflict and the sidecar metadata says one amends the other (`amends`, where that
+holds: index/amendments.py), the amending source answers and the amended clause is mentioned
+after it as superseded, both documents named with their effective dates.
 """
 
 from __future__ import annotations
