@@ -13,13 +13,18 @@ with its id, so a paragraph can cite the table rather than the whole section.
 from __future__ import annotations
 
 import base64
+import logging
 import mimetypes
 import re
-import unicodedata
 from pathlib import Path
 
 from rag_assets.answering.model import SourceEntry
 from rag_assets.answering.safety import suspicious_sentences
+from rag_assets.index.amendments import Amendments, amendments, name_key
+from rag_assets.index.records import SourceRecord
+
+LOG = logging.getLogger(__name__)
+_REPORTED: set[tuple[str, str, str]] = set()  # refused amendments already logged by this process
 
 _KIND = {"table": ("table", "T", "Tableau"), "picture": ("figure", "F", "Figure"), "formula": ("formula", "E", "Formule")}
 # "Tableau 1 – Franchises …", "Table 2: …", "Figure 3. …", "Formule (4) …"
@@ -28,11 +33,6 @@ _NUMBERED_CAPTION = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _CAPTION_LIKE = re.compile(r"^\s*(tableau|table|figure|fig\.|formule)\b", re.IGNORECASE)
-
-
-def _norm(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text or "").lower()
-    return re.sub(r"[\W_]+", " ", text).strip()
 
 
 def format_pages(pages: list[int]) -> str | None:
@@ -60,29 +60,28 @@ def element_label(word: str, caption: str | None, number: int | None) -> tuple[s
     return (f"{word} {number}" if number else word), number
 
 
-def _document_relations(documents: dict[str, dict]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-    """document_id -> ids it amends / ids amending it, from the sidecar `amends` (file
-    name(s) or title(s) of the amended document)."""
-    by_key: dict[str, list[str]] = {}
-    for document_id, record in documents.items():
-        for key in (record.get("file_name"), record.get("title")):
-            if key:
-                by_key.setdefault(_norm(key), []).append(document_id)
-    amends: dict[str, list[str]] = {}
-    amended_by: dict[str, list[str]] = {}
-    for document_id, record in documents.items():
-        extra = record.get("extra") or {}
-        targets = extra.get("amends") or extra.get("supersedes") or []
-        for target in [targets] if isinstance(targets, str) else list(targets):
-            for other in by_key.get(_norm(Path(str(target)).name), []) + by_key.get(_norm(str(target)), []):
-                if other != document_id and other not in amends.get(document_id, []):
-                    amends.setdefault(document_id, []).append(other)
-                    amended_by.setdefault(other, []).append(document_id)
-    return amends, amended_by
+def document_amendments(kb) -> Amendments:
+    """Which published documents amend which (the sidecars' `amends` that hold, and those
+    refused: index/amendments.py); one refused is logged once, for when the ingestion could
+    not tell yet."""
+    found = amendments({d: SourceRecord(**kb.document(d)) for d in kb.document_ids()})
+    for refused in found.refused:
+        key = (refused.amending, refused.amended, refused.reason)
+        if key not in _REPORTED:
+            _REPORTED.add(key)
+            LOG.warning("%s %s", kb.document(refused.amending).get("file_name"), refused.warning)
+    return found
 
 
-def document_relations(kb) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-    return _document_relations({d: kb.document(d) for d in kb.document_ids()})
+# a document named with its effective date (sidecar `effective_date`), in the answer's language
+_DATED = {"fr": ("« {} » (date d'effet : {})", "date inconnue"), "en": ("“{}” (effective date: {})", "date unknown")}
+
+
+def dated_name(record: dict, language: str = "fr") -> str:
+    """'« Contrat de maintenance MX-200 » (date d'effet : 2022-03-01)'; a date the sidecar does
+    not give is said unknown, never left out."""
+    form, unknown = _DATED.get(language, _DATED["en"])
+    return form.format(record.get("title") or record.get("file_name"), record.get("effective_date") or unknown)
 
 
 def _joined_section(blocks: list[dict], index: int, block: dict, section: str,
@@ -120,7 +119,8 @@ class SourceRegistry:
         self._by_parent: dict[str, str] = {}
         self._elements: dict[tuple[str, int], str] = {}  # (parent_id, block index) -> source id
         self._numbers: dict[str, dict] = {}
-        self.amends, self.amended_by = document_relations(kb)
+        relations = document_amendments(kb)
+        self.amends, self.amended_by = relations.amends, relations.amended_by
 
     # ----------------------------------------------------------------- building
     def add_parent(self, parent_id: str) -> str:
@@ -130,7 +130,7 @@ class SourceRegistry:
         document_id = parent["document_id"]
         record = self.kb.document(document_id)
         title = record.get("title") or parent.get("document_title") or document_id
-        headings = [h for h in parent.get("heading_path") or [] if _norm(h) != _norm(title)]
+        headings = [h for h in parent.get("heading_path") or [] if name_key(h) != name_key(title)]
         blocks = parent.get("blocks") or []
         elements = [(i, b) for i, b in enumerate(blocks) if b["kind"] in _KIND]
         # A caption-like last heading ("Tableau 1 - Franchises …", as PDFs often give it)
@@ -212,7 +212,6 @@ class SourceRegistry:
     # --------------------------------------------------------------- rendering
     def context_text(self) -> str:
         """The sources as the model sees them: delimited, with metadata, elements marked inline."""
-        titles = {d: (self.kb.document(d).get("title") or d) for d in self.kb.document_ids()}
         parts = []
         for parent_id in self.parent_ids:
             section_id = self._by_parent[parent_id]
@@ -220,12 +219,12 @@ class SourceRegistry:
             meta = [f'id="{section_id}"', f'nom="{entry.name}"']
             if entry.document_type:
                 meta.append(f'type="{entry.document_type}"')
-            if entry.effective_date:
-                meta.append(f'en_vigueur_le="{entry.effective_date}"')
+            if entry.effective_date or entry.amends or entry.amended_by:
+                meta.append(f'en_vigueur_le="{entry.effective_date or _DATED["fr"][1]}"')
             if entry.amends:
-                meta.append('modifie="' + "; ".join(titles.get(d, d) for d in entry.amends) + '"')
+                meta.append('modifie="' + " ; ".join(self._dated(d) for d in entry.amends) + '"')
             if entry.amended_by:
-                meta.append('modifié_par="' + "; ".join(titles.get(d, d) for d in entry.amended_by) + '"')
+                meta.append('modifié_par="' + " ; ".join(self._dated(d) for d in entry.amended_by) + '"')
             body = []
             parent = self.kb.parent(parent_id)
             for index, block in enumerate(parent.get("blocks") or []):
@@ -240,8 +239,18 @@ class SourceRegistry:
             parts.append(f"<source {' '.join(meta)}>\n{text}\n</source>")
         return "<sources>\n" + "\n\n".join(parts) + "\n</sources>"
 
+    def _dated(self, document_id: str) -> str:
+        return dated_name(self.kb.document(document_id) or {"title": document_id})
+
+    def relation_note(self, entry: SourceEntry) -> str:
+        """' — « Contrat … » (date d'effet : 2022-03-01) modifié par « Avenant … » (date d'effet :
+        2024-10-01)': a replaced provision is never cited without both documents and dates."""
+        said = [f"modifie {self._dated(d)}" for d in entry.amends]
+        said += [f"modifié par {self._dated(d)}" for d in entry.amended_by]
+        return f" — {self._dated(entry.document_id)} " + " ; ".join(said) if said else ""
+
     def catalogue(self) -> str:
-        return "\n".join(f"- {e.source_id} : {e.name}" for e in self.entries.values())
+        return "\n".join(f"- {e.source_id} : {e.name}{self.relation_note(e)}" for e in self.entries.values())
 
     def images(self) -> list[tuple[str, str]]:
         """(source id, data URL) of the figures whose image file was kept."""

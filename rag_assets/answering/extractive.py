@@ -2,8 +2,9 @@
 selected parents (a table row counts as a sentence, shown with its column headers), with
 the same citation structure and the same refusal rule as the model path.
 
-When sources conflict and the sidecar metadata says one amends the other (`amends`), the
-amending source answers and the amended clause is mentioned after it as superseded.
+When sources conflict and the sidecar metadata says one amends the other (`amends`, where that
+holds: index/amendments.py), the amending source answers and the amended clause is mentioned
+after it as superseded, both documents named with their effective dates.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from rag_assets.answering.bands import band_match, quantities
+from rag_assets.answering.citations import dated_name
 from rag_assets.answering.figures import NUMBER, figures, same_figure, wanted_kinds
 from rag_assets.answering.model import NO_SOURCE, Paragraph, SubQuestion
 from rag_assets.answering.safety import looks_like_instruction
@@ -35,7 +37,9 @@ _ASKS_COMPANY = re.compile(r"\b(?:capital social|au capital|RCS|SIRE[NT]|ORIAS|s
                            r"|forme juridique|qui est l['’]assureur"
                            r"|quel(?:le)? (?:est l['’])?(?:assureur|société|compagnie))", re.IGNORECASE)
 LEGAL_NOTICE_FACTOR = 0.2  # set a priori: golden-insurance dev answers are the same with and without it
-SUPERSEDED_LEAD = "Disposition antérieure, remplacée par la source ci-dessus :"
+# said before a provision an amending source replaces: both documents, both dates
+SUPERSEDED_LEAD = {"fr": "Disposition antérieure de {old}, remplacée par {new} :",
+                   "en": "Earlier provision of {old}, replaced by {new}:"}
 
 
 @dataclass
@@ -355,8 +359,14 @@ class ExtractiveAnswerer:
         # false premises are checked in `ask` for every mode (answering/premises.py)
         if superseded:
             old = superseded[0][1]
+            language = language_of(sub.text)
+            newer = [d for d in registry.amended_by.get(old.document_id, []) if d in documents]
+            lead = SUPERSEDED_LEAD.get(language, SUPERSEDED_LEAD["en"]).format(
+                old=dated_name(self.kb.document(old.document_id), language),
+                new=(" ; " if language == "fr" else "; ").join(dated_name(self.kb.document(d), language)
+                                                                for d in newer))
             paragraphs.append(Paragraph(text=old.display, source_ids=[old.source_id], sub_question=index,
-                                        role="superseded", lead=SUPERSEDED_LEAD))
+                                        role="superseded", lead=lead))
         return paragraphs
 
     def answer(self, subs: list[SubQuestion], registry, intent: str = "targeted") -> tuple[list[Paragraph], list[str], list[str]]:

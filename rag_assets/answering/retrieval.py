@@ -21,13 +21,14 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from rag_assets.answering.model import FOUND, NO_SOURCE, SubQuestion
-from rag_assets.answering.citations import document_relations
+from rag_assets.answering.citations import document_amendments
 from rag_assets.answering.figures import figures, wanted_kinds
 from rag_assets.answering.gate import GateModel
 from rag_assets.answering.terms import TermWeights
 from rag_assets.language import detect_language as language_of
 from rag_assets.retrieve.branches import branches_of_text
 from rag_assets.retrieve.query import analyze, content_terms
+from rag_assets.index.amendments import FOLDER, GROUPS, Amendments
 from rag_assets.index.records import PUBLIC_GROUP
 from rag_assets.index.filters import reader_groups
 from rag_assets.retrieve.limits import QueryRefused
@@ -57,6 +58,9 @@ class RetrievalOptions:
     follow_amendments: bool = True
 
 
+# why an amendment is refused (index/amendments.py), as an answer's alert says it
+REFUSED_RULES = {FOLDER: "le second n'est ni dans le dossier du premier ni en dessous",
+                 GROUPS: "le premier est lisible par des groupes qui ne peuvent pas lire le second"}
 GATE_PASSAGES = 3  # the first parents whose best passage the gate reads
 
 
@@ -147,7 +151,25 @@ class Retriever:
         scope = trace.scope.describe({d: self.kb.document(d).get("title") or d for d in trace.scope.document_ids})
         if scope and scope not in self.scopes:
             self.scopes.append(scope)  # the answer says which documents the question was limited to
-        return self.kb.hits(trace, k)
+        return self._without_refused_amendments(self.kb.hits(trace, k))
+
+    @cached_property
+    def amendments(self) -> Amendments:
+        return document_amendments(self.kb)
+
+    def _without_refused_amendments(self, hits: list) -> list:
+        """A document whose sidecar says it amends another, a claim refused (a file from another
+        folder, or readable more widely), does not answer while the reader may read the document
+        it claims to replace: what it says is said of that document, without the right to."""
+        refused = {r.amending: r for r in self.amendments.refused if self._visible(r.amended)}
+        for document_id in dict.fromkeys(h.document_id for h in hits if h.document_id in refused):
+            relation = refused[document_id]
+            alert = (f"« {self.kb.document(document_id).get('title') or document_id} » se présente comme modifiant "
+                     f"« {self.kb.document(relation.amended).get('title') or relation.amended} » sans en avoir le "
+                     f"droit ({REFUSED_RULES[relation.rule]}) : il est écarté de cette réponse.")
+            if alert not in self.alerts:
+                self.alerts.append(alert)
+        return [h for h in hits if h.document_id not in refused]
 
     def reformulate(self, question: str) -> str:
         """Once: with a model, its keyword query; without, the question's content words."""
@@ -337,7 +359,7 @@ class Retriever:
         """When a selected section's document is amended by (or amends) another visible
         document, bring that document's best section too: a later amendment must be seen
         next to the clause it replaces, and the replaced clause can be mentioned."""
-        amends, amended_by = document_relations(self.kb)
+        amends, amended_by = self.amendments.amends, self.amendments.amended_by
         present = {h.document_id for h in kept}
         wanted = []
         for document_id in list(present):

@@ -29,6 +29,7 @@ from rag_assets.ingest import refusals
 from rag_assets.parsing.budget import Budget
 from rag_assets.ingest.sections import Parent, build_parents, picture_text
 from rag_assets.settings import Settings
+from rag_assets.index.amendments import RefusedAmendment, refused_at_ingest, targets
 from rag_assets.index.records import SourceRecord, document_title, load_source_record
 from rag_assets.ingest.sources import ingest_source
 from rag_assets.retrieve.acronyms import DocumentAcronyms
@@ -82,7 +83,7 @@ def run_source_document(settings: Settings, document_id: str) -> tuple[SourceRec
     refuse_again_if_unchanged(store, document_id, settings)
     record = ingest_source(store, document_id, store.source_path_of(document_id), settings.max_file_bytes)
     return record, StageResult(
-        warnings=record.warnings,
+        warnings=record.warnings + [r.warning for r in refused_amendments(store, record)],
         data_version=record.sha256,
         metadata={
             "file": record.file_name,
@@ -96,6 +97,21 @@ def run_source_document(settings: Settings, document_id: str) -> tuple[SourceRec
             "allowed_groups": record.allowed_groups,
         },
     )
+
+
+def refused_amendments(store: KnowledgeStore, record: SourceRecord) -> list[RefusedAmendment]:
+    """The `amends` of `record` that can be refused now (amendments.refused_at_ingest); the
+    store's other records are read only for a document that declares one."""
+    if not targets(record):
+        return []
+    registry = store.registry()
+    recorded = {}
+    for document_id in registry:
+        try:
+            recorded[document_id] = load_source_record(store, document_id)
+        except FileNotFoundError:  # registered, not ingested yet: its path is known, its groups not
+            continue
+    return refused_at_ingest(record, registry, recorded)
 
 
 def run_docling_document(settings: Settings, document_id: str) -> StageResult:

@@ -46,6 +46,9 @@ def test_mx200_notice_is_two_months_from_the_amendment_and_mentions_the_original
     # the original three months may be mentioned, cited to the contract and marked as replaced
     for old in rest:
         assert old.role == "superseded" and "trois (3) mois" in old.text
+        assert old.lead == ("Disposition antérieure de « Contrat de maintenance MX-200 » (date d'effet : 2022-03-01), "
+                            "remplacée par « Avenant n° 1 au contrat de maintenance MX-200 » (date d'effet : "
+                            "2024-10-01) :")
         assert {answer.source(i).document_title for i in old.source_ids} == {"Contrat de maintenance MX-200"}
     rendered = answer.render()
     assert rendered.index("deux (2) mois") < rendered.index("Avenant n° 1 au contrat de maintenance MX-200")
