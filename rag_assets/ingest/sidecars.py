@@ -148,7 +148,8 @@ def read_sidecar_file(path: Path) -> Sidecar:
         return Sidecar.model_validate({str(key): value for key, value in meta.items()})
     except ValidationError as exc:
         problems = "; ".join(_problem(error) for error in exc.errors())
-        raise DocumentError(path, f"{problems}; the document is not indexed") from exc
+        # not chained: pydantic's own text repeats the values, and the run's log keeps the chain
+        raise DocumentError(path, f"{problems}; the document is not indexed") from None
 
 
 def _refuse_look_alikes(folder: Path, exact: str) -> None:
