@@ -63,7 +63,8 @@ def test_variables_are_read_typed_and_empty_means_unset(env, tmp_path, monkeypat
 
 @pytest.mark.parametrize("variable, value", [("RAG_ASSETS_CONVERT_TIMEOUT_S", "0"), ("RAG_ASSETS_MAX_FILE_MB", "-1"),
                                              ("RAG_ASSETS_LLM_MULTIMODAL", "perhaps"),
-                                             ("RAG_ASSETS_DEFAULT_GROUPS", "claims,,"), ("RAG_ASSETS_DEFAULT_GROUPS", " ")])
+                                             ("RAG_ASSETS_DEFAULT_GROUPS", "claims,,"),
+                                             ("RAG_ASSETS_DEFAULT_GROUPS", " ")])
 def test_bad_values_are_refused(env, variable, value):
     env.setenv(variable, value)
     with pytest.raises(ValidationError):

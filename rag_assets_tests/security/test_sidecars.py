@@ -202,3 +202,21 @@ def test_a_single_string_is_one_group_and_identity_keys_are_kept(tmp_path):
     meta = read_metadata(doc)
     assert (meta.allowed_groups, meta.reference, meta.amends, meta.language) == (["claims"], "12345", ["a.docx"], "fr")
     assert meta.effective_date.isoformat() == "2024-03-01"
+
+
+def test_the_watched_folder_leaves_out_hard_links_to_outside_files(tmp_path):
+    from rag_assets.defs.ingestion.sensors import evaluate_inbox
+    from rag_assets_tests.conftest import make_settings
+
+    inbox, outside = tmp_path / "inbox", tmp_path / "elsewhere"
+    inbox.mkdir()
+    outside.mkdir()
+    (inbox / "depot.md").write_text(note("depot"))
+    (outside / "secret.md").write_text(note("secret"))
+    os.link(outside / "secret.md", inbox / "lien-dur.md")
+    (inbox / "meta-dure.md").write_text(note("meta-dure"))
+    (outside / "public.yaml").write_text(OUTSIDE_META)
+    os.link(outside / "public.yaml", inbox / "meta-dure.md.meta.yaml")
+    result = evaluate_inbox(make_settings(tmp_path).model_copy(update={"inbox": inbox}), [], None)
+    [added, _] = result.dynamic_partitions_requests
+    assert [key.split("-")[0] for key in added.partition_keys] == ["depot.md"]
