@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, AliasChoices, Field, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import AfterValidator, AliasChoices, BeforeValidator, Field, StringConstraints, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from rag_assets.object_store import ObjectStore
 
@@ -21,6 +21,15 @@ SAMPLES_DIR = PROJECT_ROOT / "data" / "samples"
 
 _MIB = 1024 * 1024
 ResolvedPath = Annotated[Path, AfterValidator(Path.resolve)]
+
+
+def _comma_separated(value: object) -> object:
+    return [part.strip() for part in value.split(",")] if isinstance(value, str) else value
+
+
+# "a,b": groups named in the environment, comma-separated; none may be empty
+GroupList = Annotated[list[Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]],
+                      NoDecode, BeforeValidator(_comma_separated), Field(min_length=1)]
 
 
 class Settings(BaseSettings):
@@ -59,6 +68,9 @@ class Settings(BaseSettings):
     max_archive_ratio: float = Field(100.0, gt=0)  # DOCX/PPTX: uncompressed size / file size
     max_memory_mb: int = Field(4096, gt=0)  # data memory of the conversion process
     follow_links_inside: bool = False  # follow symlinks whose target stays inside the folder
+    # who may read a document whose sidecar (and any _defaults.meta.yaml above it) names no
+    # allowed_groups; `public` by default: the sample corpus relies on it
+    default_groups: GroupList = ["public"]
     max_query_chars: int = Field(2000, gt=0)
     max_query_terms: int = Field(200, gt=0)
     reranker: str | None = None  # sentence-transformers CrossEncoder name or path

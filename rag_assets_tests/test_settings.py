@@ -15,7 +15,7 @@ VARIABLES = ["RAG_ASSETS_STORE", "DAGSTER_HOME", "RAG_ASSETS_EMBEDDER", "RAG_ASS
              "RAG_ASSETS_CONVERT_TIMEOUT_S", "RAG_ASSETS_INBOX", "RAG_ASSETS_LLM_BASE_URL", "RAG_ASSETS_LLM_API_KEY",
              "RAG_ASSETS_LLM_MODEL", "RAG_ASSETS_LLM_ENDPOINTS", "RAG_ASSETS_LLM_GGUF", "RAG_ASSETS_LLM_MULTIMODAL",
              "RAG_ASSETS_RERANKER", "RAG_ASSETS_EXECUTOR", "RAG_ASSETS_CELERY_BROKER", "RAG_ASSETS_OBJECT_STORE",
-             "RAG_ASSETS_S3_ENDPOINT", "RAG_ASSETS_S3_SECRET_ACCESS_KEY"]
+             "RAG_ASSETS_S3_ENDPOINT", "RAG_ASSETS_S3_SECRET_ACCESS_KEY", "RAG_ASSETS_DEFAULT_GROUPS"]
 
 
 @pytest.fixture
@@ -36,6 +36,12 @@ def test_defaults(env):
     assert settings.llm_multimodal is False
     assert (settings.child_max_tokens, settings.candidates_per_engine) == (400, 40)
     assert Fusion.parse(settings.fusion).spec() == settings.fusion
+    assert settings.default_groups == ["public"]  # the sample corpus relies on it
+
+
+def test_default_groups_are_comma_separated(env):
+    env.setenv("RAG_ASSETS_DEFAULT_GROUPS", "claims, underwriting")
+    assert load_settings().default_groups == ["claims", "underwriting"]
 
 
 def test_variables_are_read_typed_and_empty_means_unset(env, tmp_path, monkeypatch):
@@ -56,7 +62,9 @@ def test_variables_are_read_typed_and_empty_means_unset(env, tmp_path, monkeypat
 
 
 @pytest.mark.parametrize("variable, value", [("RAG_ASSETS_CONVERT_TIMEOUT_S", "0"), ("RAG_ASSETS_MAX_FILE_MB", "-1"),
-                                             ("RAG_ASSETS_LLM_MULTIMODAL", "perhaps")])
+                                             ("RAG_ASSETS_LLM_MULTIMODAL", "perhaps"),
+                                             ("RAG_ASSETS_DEFAULT_GROUPS", "claims,,"),
+                                             ("RAG_ASSETS_DEFAULT_GROUPS", " ")])
 def test_bad_values_are_refused(env, variable, value):
     env.setenv(variable, value)
     with pytest.raises(ValidationError):

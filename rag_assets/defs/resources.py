@@ -17,6 +17,7 @@ class KnowledgeStoreResource(ConfigurableResource):
     convert_timeout_s: float = 0.0
     # a document's budget and the link policy (Settings field -> value); empty = environment
     limits: dict[str, float] = {}
+    default_groups: list[str] = []  # who reads a document no sidecar gives groups; empty = environment
 
     def settings(self) -> Settings:
         settings = load_settings()
@@ -29,6 +30,8 @@ class KnowledgeStoreResource(ConfigurableResource):
             changes["max_file_mb"] = self.max_file_bytes / (1024 * 1024)
         if self.convert_timeout_s:
             changes["convert_timeout_s"] = self.convert_timeout_s
+        if self.default_groups:
+            changes["default_groups"] = list(self.default_groups)
         # config holds numbers; each limit back to its field's type
         changes.update({name: type(getattr(settings, name))(value) for name, value in self.limits.items()})
         return settings.model_copy(update=changes)

@@ -6,14 +6,18 @@ data versions it records (rag_assets/defs/ingestion/assets.py).
 
 from __future__ import annotations
 
+import os
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
+from rag_assets.errors import DocumentError, printable
 from rag_assets.hashing import sha256_file
 from rag_assets.settings import Settings
 from rag_assets.index.records import load_source_record
-from rag_assets.ingest.sources import MEDIA_TYPES, SIDECAR_SUFFIX
+from rag_assets.ingest.sidecars import SIDECAR_SUFFIX, metadata_files
+from rag_assets.ingest.sources import MEDIA_TYPES
 from rag_assets.store import KnowledgeStore, document_key_for, file_lock, read_json, write_json_atomic
 
 
@@ -30,8 +34,10 @@ def candidate_files(paths: Iterable[Path], follow_links_inside: bool = False,
 
     Symbolic links are not followed (folders linked inside a folder are not walked either):
     a link is left out, named in ``refused`` (link -> reason), unless ``follow_links_inside``
-    and its target stays inside the folder given (for a file given itself: its folder)."""
+    and its target stays inside the folder given (for a file given itself: its folder).
+    So is a document whose file or metadata file has a name (hard link) outside that folder."""
     files: list[Path] = []
+    names: dict[Path, Counter] = {}
     for path in map(Path, paths):
         if path.is_dir():
             found = [p for p in sorted(path.rglob("*"))
@@ -42,7 +48,7 @@ def candidate_files(paths: Iterable[Path], follow_links_inside: bool = False,
         else:
             found, root = [path], path.absolute().parent
         for file in found:
-            reason = link_refusal(file, root, follow_links_inside)
+            reason = link_refusal(file, root, follow_links_inside) or hard_link_refusal(file, root, names)
             if reason is None:
                 files.append(file)
             elif refused is not None:
@@ -61,6 +67,54 @@ def link_refusal(path: Path, folder: Path, follow_links_inside: bool) -> str | N
     target = path.resolve()
     if not target.is_relative_to(folder.resolve()) or not target.is_file():
         return "is a symbolic link leading outside the folder (or to nothing); not followed"
+    return None
+
+
+def _names_under(folder: Path) -> Counter:
+    """How many names each file with several names (hard links) has under ``folder``."""
+    counts: Counter = Counter()
+    for parent, _, entries in os.walk(folder):  # symbolic links to folders are not walked
+        for entry in entries:
+            try:
+                stat = os.lstat(os.path.join(parent, entry))
+            except OSError:
+                continue
+            if stat.st_nlink > 1:
+                counts[stat.st_dev, stat.st_ino] += 1
+    return counts
+
+
+def _outside_names(path: Path, folder: Path, names: dict[Path, Counter], follow: bool) -> str | None:
+    try:
+        stat = path.stat() if follow else path.lstat()
+    except OSError:
+        return None  # gone or unreadable: the source stage says so
+    if stat.st_nlink <= 1:
+        return None
+    if folder not in names:
+        names[folder] = _names_under(folder)
+    outside = stat.st_nlink - names[folder][stat.st_dev, stat.st_ino]
+    if outside <= 0:
+        return None
+    return (f"has {stat.st_nlink} names (hard links), {outside} of them outside {printable(folder.absolute())}; "
+            "a file with several names is read only when all of them are inside the folder ingested")
+
+
+def hard_link_refusal(path: Path, folder: Path, names: dict[Path, Counter]) -> str | None:
+    """Why the document ``path`` is not read: it, its sidecar or the defaults file it takes
+    has a name outside ``folder`` (another name of the same bytes, which another folder's
+    owner may change). ``names``: the counts per folder, walked once."""
+    reason = _outside_names(path, folder, names, follow=True)  # a link followed stays inside the folder
+    if reason:
+        return reason
+    try:
+        sidecars = metadata_files(path)
+    except DocumentError:
+        return None  # a look-alike sidecar: the source stage refuses the document, naming it
+    for sidecar in sidecars:
+        # a sidecar that is a symbolic link is refused by the source stage, by its own name
+        if reason := _outside_names(sidecar, folder, names, follow=False):
+            return f"its metadata file {printable(sidecar)} {reason}"
     return None
 
 

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import mimetypes
 import shutil
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
-
-import yaml
 
 from rag_assets.errors import DocumentError
 from rag_assets.hashing import sha256_file
 from rag_assets.index.records import PUBLIC_GROUP, SourceRecord
+from rag_assets.ingest.sidecars import EXTRA_KEYS, read_metadata
 from rag_assets.store import MAX_NAME_BYTES, KnowledgeStore, safe_file_name, write_json_atomic
 
 MEDIA_TYPES = {
@@ -26,27 +25,6 @@ MEDIA_TYPES = {
     # a collection of records, one JSON object a line (BEIR corpus.jsonl): one section per record
     ".jsonl": "application/x-ndjson",
 }
-SIDECAR_SUFFIX = ".meta.yaml"
-
-
-def sidecar_path(path: Path) -> Path:
-    return path.with_name(path.name + SIDECAR_SUFFIX)
-
-
-def read_sidecar(path: Path) -> dict:
-    sidecar = sidecar_path(path)
-    try:
-        if not sidecar.exists():
-            return {}
-    except OSError:  # a name too long for one more suffix has no sidecar
-        return {}
-    try:
-        meta = yaml.safe_load(sidecar.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise DocumentError(sidecar, f"sidecar metadata is not valid YAML ({exc})") from exc
-    if not isinstance(meta, dict):
-        raise DocumentError(sidecar, "sidecar metadata must be a mapping of keys to values")
-    return meta
 
 
 def _check_pdf(path: Path) -> None:
@@ -125,22 +103,13 @@ def validate(path: Path, max_bytes: int) -> str:
     return media_type
 
 
-def _iso_date(value: object, sidecar: Path) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, dt.date):
-        return value.isoformat()
-    try:
-        return dt.date.fromisoformat(str(value)).isoformat()
-    except ValueError as exc:
-        raise DocumentError(sidecar, f"effective_date '{value}' is not an ISO date (YYYY-MM-DD)") from exc
-
-
-def ingest_source(store: KnowledgeStore, document_id: str, path: Path, max_bytes: int) -> SourceRecord:
-    """Validate the file, copy it under its content hash and record what it is."""
+def ingest_source(store: KnowledgeStore, document_id: str, path: Path, max_bytes: int,
+                  default_groups: Sequence[str] = (PUBLIC_GROUP,), top: Path | None = None) -> SourceRecord:
+    """Validate the file and its metadata (sidecars read no higher than ``top``; groups
+    ``default_groups`` when none is named), copy it under its content hash and record what it is."""
     path = Path(path)
     media_type = validate(path, max_bytes)
-    meta = read_sidecar(path)
+    meta = read_metadata(path, top)
     sha = sha256_file(path)
     warnings = []
     stored_name = safe_file_name(path.name)
@@ -152,7 +121,6 @@ def ingest_source(store: KnowledgeStore, document_id: str, path: Path, max_bytes
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target.with_name(target.name + ".part"))
         target.with_name(target.name + ".part").replace(target)
-    groups = meta.pop("allowed_groups", None) or [PUBLIC_GROUP]
     record = SourceRecord(
         document_id=document_id,
         original_path=str(path.resolve()),
@@ -161,13 +129,13 @@ def ingest_source(store: KnowledgeStore, document_id: str, path: Path, max_bytes
         sha256=sha,
         size_bytes=path.stat().st_size,
         media_type=media_type or mimetypes.guess_type(path.name)[0] or "application/octet-stream",
-        title_given=bool(meta.get("title")),
-        title=str(meta.pop("title", None) or path.stem),
-        language=meta.pop("language", None),
-        document_type=meta.pop("document_type", None),
-        effective_date=_iso_date(meta.pop("effective_date", None), sidecar_path(path)),
-        allowed_groups=[str(g) for g in (groups if isinstance(groups, list) else [groups])],
-        extra=meta,
+        title_given=meta.title is not None,
+        title=meta.title or path.stem,
+        language=meta.language,
+        document_type=meta.document_type,
+        effective_date=meta.effective_date.isoformat() if meta.effective_date else None,
+        allowed_groups=list(meta.allowed_groups or default_groups),
+        extra=meta.model_dump(include=set(EXTRA_KEYS), exclude_none=True),
         warnings=warnings,
     )
     write_json_atomic(store.document_dir(document_id) / "source.json", record.to_dict())

@@ -81,7 +81,10 @@ def _store(settings: Settings) -> KnowledgeStore:
 def run_source_document(settings: Settings, document_id: str) -> tuple[SourceRecord, StageResult]:
     store = _store(settings)
     refuse_again_if_unchanged(store, document_id, settings)
-    record = ingest_source(store, document_id, store.source_path_of(document_id), settings.max_file_bytes)
+    path = store.source_path_of(document_id)
+    # the watched inbox bounds where _defaults.meta.yaml is looked up; a folder given to `ingest` is not recorded
+    top = settings.inbox if path.is_relative_to(settings.inbox) else None
+    record = ingest_source(store, document_id, path, settings.max_file_bytes, settings.default_groups, top)
     return record, StageResult(
         warnings=record.warnings + [r.warning for r in refused_amendments(store, record)],
         data_version=record.sha256,

@@ -199,7 +199,7 @@ def resource_fields(settings: Settings) -> dict[str, Any]:
     """The KnowledgeStoreResource's fields for these settings (plain values: Celery workers
     rebuild the resource from them)."""
     return {"store": str(settings.store), "embedder": settings.embedder, "max_file_bytes": settings.max_file_bytes,
-            "convert_timeout_s": settings.convert_timeout_s,
+            "convert_timeout_s": settings.convert_timeout_s, "default_groups": list(settings.default_groups),
             "limits": {name: float(getattr(settings, name)) for name in BUDGET_FIELDS}}
 
 
