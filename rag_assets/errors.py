@@ -27,6 +27,11 @@ class DocumentError(Exception):
         self.reason = reason
 
 
+class MetadataError(DocumentError):
+    """A document's access or descriptive metadata is wrong: the document is not indexed, and a
+    version already published is withdrawn (a mistake in access metadata fails closed)."""
+
+
 class BudgetExceeded(DocumentError):
     """A document over one of its budgets (pages, page size, characters, archive expansion,
     memory, time): refused, and not tried again until it or the budget changes."""

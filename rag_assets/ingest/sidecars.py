@@ -23,7 +23,8 @@ from typing import Annotated, Literal
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
-from rag_assets.errors import DocumentError, printable
+from rag_assets.errors import MetadataError, printable
+from rag_assets.hashing import sha256_file
 
 SIDECAR_SUFFIX = ".meta.yaml"
 DEFAULTS_NAME = "_defaults" + SIDECAR_SUFFIX
@@ -129,27 +130,27 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 def read_sidecar_file(path: Path) -> Sidecar:
     """One sidecar or defaults file, read without following links and validated."""
     if path.is_symlink():
-        raise DocumentError(path, "is a symbolic link; sidecars are never followed (write the metadata in the file)")
+        raise MetadataError(path, "is a symbolic link; sidecars are never followed (write the metadata in the file)")
     if not path.is_file():
-        raise DocumentError(path, "sidecar metadata is not a regular file")
+        raise MetadataError(path, "sidecar metadata is not a regular file")
     if path.stat().st_size > MAX_SIDECAR_BYTES:
-        raise DocumentError(path, f"sidecar metadata is over {MAX_SIDECAR_BYTES:,} bytes; not read")
+        raise MetadataError(path, f"sidecar metadata is over {MAX_SIDECAR_BYTES:,} bytes; not read")
     try:
         meta = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader) or {}
     except UnicodeDecodeError as exc:
-        raise DocumentError(path, f"sidecar metadata is not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+        raise MetadataError(path, f"sidecar metadata is not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     except yaml.YAMLError as exc:
-        raise DocumentError(path, f"sidecar metadata is not valid YAML ({exc})") from exc
+        raise MetadataError(path, f"sidecar metadata is not valid YAML ({exc})") from exc
     except ValueError as exc:  # a date YAML recognises but the calendar has not (2024-13-01)
-        raise DocumentError(path, f"sidecar metadata holds an impossible value ({exc})") from exc
+        raise MetadataError(path, f"sidecar metadata holds an impossible value ({exc})") from exc
     if not isinstance(meta, dict):
-        raise DocumentError(path, "sidecar metadata must be a mapping of keys to values")
+        raise MetadataError(path, "sidecar metadata must be a mapping of keys to values")
     try:
         return Sidecar.model_validate({str(key): value for key, value in meta.items()})
     except ValidationError as exc:
         problems = "; ".join(_problem(error) for error in exc.errors())
         # not chained: pydantic's own text repeats the values, and the run's log keeps the chain
-        raise DocumentError(path, f"{problems}; the document is not indexed") from None
+        raise MetadataError(path, f"{problems}; the document is not indexed") from None
 
 
 def _refuse_look_alikes(folder: Path, exact: str) -> None:
@@ -166,12 +167,12 @@ def _refuse_look_alikes(folder: Path, exact: str) -> None:
         # X.PDF.meta.yaml beside X.PDF is that document's own sidecar
         owned = name.endswith(SIDECAR_SUFFIX) and name[: -len(SIDECAR_SUFFIX)] in present
         if name != exact and name.casefold() in wanted and not owned:
-            raise DocumentError(folder / name, f"is not read: sidecars are named exactly {printable(exact)}")
+            raise MetadataError(folder / name, f"is not read: sidecars are named exactly {printable(exact)}")
 
 
 def metadata_files(path: Path, top: Path | None = None) -> list[Path]:
     """The files a document's metadata is read from: its own sidecar, then the nearest
-    ``_defaults.meta.yaml`` (each if present). DocumentError for a look-alike of either."""
+    ``_defaults.meta.yaml`` (each if present). MetadataError for a look-alike of either."""
     files = []
     own = sidecar_path(path)
     _refuse_look_alikes(path.parent, own.name)
@@ -186,6 +187,24 @@ def metadata_files(path: Path, top: Path | None = None) -> list[Path]:
         if folder == top:
             break
     return files
+
+
+def metadata_version(path: Path, top: Path | None = None) -> str:
+    """What the document's metadata is, as bytes go: the files it is read from (a link by where
+    it points, never followed) or the mistake that stops reading them. Part of the document's
+    data version, so that editing a sidecar re-runs the document."""
+    try:
+        files = metadata_files(path, top)
+    except MetadataError as exc:
+        return f"error:{exc}"
+    parts = []
+    for file in files:
+        try:
+            content = f"link:{os.readlink(file)}" if file.is_symlink() else sha256_file(file)
+        except OSError as exc:
+            content = f"unreadable:{exc.strerror}"
+        parts.append(f"{file.name}:{content}")
+    return "|".join(parts)
 
 
 def read_metadata(path: Path, top: Path | None = None) -> Sidecar:

@@ -9,9 +9,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rag_assets.errors import DocumentError
-from rag_assets.hashing import sha256_file
+from rag_assets.hashing import sha256_file, sha256_text
 from rag_assets.index.records import PUBLIC_GROUP, SourceRecord
-from rag_assets.ingest.sidecars import EXTRA_KEYS, read_metadata
+from rag_assets.ingest.sidecars import EXTRA_KEYS, metadata_version, read_metadata
+from rag_assets.settings import Settings
 from rag_assets.store import MAX_NAME_BYTES, KnowledgeStore, safe_file_name, write_json_atomic
 
 MEDIA_TYPES = {
@@ -101,6 +102,20 @@ def validate(path: Path, max_bytes: int) -> str:
     if media_type == "text/html":
         _check_html(path)
     return media_type
+
+
+def metadata_top(settings: Settings, path: Path) -> Path | None:
+    """Where a document's ``_defaults.meta.yaml`` lookup stops: the watched inbox, for the
+    documents in it (a folder given to ``ingest`` is not recorded)."""
+    return settings.inbox if Path(path).is_relative_to(settings.inbox) else None
+
+
+def document_version(settings: Settings, path: Path, sha: str) -> str:
+    """The document's data version: the sha256 of its bytes, with what its metadata and the
+    store's default groups make of it, so that editing a sidecar re-runs the document (its
+    groups are written into both indexes)."""
+    metadata, groups = metadata_version(path, metadata_top(settings, path)), sorted(settings.default_groups)
+    return sha if not metadata and groups == [PUBLIC_GROUP] else sha256_text(sha, metadata, groups)
 
 
 def ingest_source(store: KnowledgeStore, document_id: str, path: Path, max_bytes: int,

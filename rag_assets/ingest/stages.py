@@ -24,14 +24,14 @@ from rag_assets.hashing import sha256_file, short_id
 from rag_assets.index.lexical import LexicalDoc, LexicalIndex
 from rag_assets.index.publication import publish, published_version, withdraw
 from rag_assets.parsing.convert import convert_and_save_with_limit, load_document
-from rag_assets.errors import BudgetExceeded
+from rag_assets.errors import BudgetExceeded, MetadataError
 from rag_assets.ingest import refusals
 from rag_assets.parsing.budget import Budget
 from rag_assets.ingest.sections import Parent, build_parents, picture_text
 from rag_assets.settings import Settings
 from rag_assets.index.amendments import RefusedAmendment, refused_at_ingest, targets
 from rag_assets.index.records import SourceRecord, document_title, load_source_record
-from rag_assets.ingest.sources import ingest_source
+from rag_assets.ingest.sources import document_version, ingest_source, metadata_top
 from rag_assets.retrieve.acronyms import DocumentAcronyms
 from rag_assets.retrieve.thesaurus import load_thesaurus
 from rag_assets.store import KnowledgeStore, read_json, write_json_atomic
@@ -82,12 +82,18 @@ def run_source_document(settings: Settings, document_id: str) -> tuple[SourceRec
     store = _store(settings)
     refuse_again_if_unchanged(store, document_id, settings)
     path = store.source_path_of(document_id)
-    # the watched inbox bounds where _defaults.meta.yaml is looked up; a folder given to `ingest` is not recorded
-    top = settings.inbox if path.is_relative_to(settings.inbox) else None
-    record = ingest_source(store, document_id, path, settings.max_file_bytes, settings.default_groups, top)
+    try:
+        record = ingest_source(store, document_id, path, settings.max_file_bytes, settings.default_groups,
+                               metadata_top(settings, path))
+    except MetadataError as exc:
+        if published_version(store, document_id):  # its old groups may be the mistake being fixed
+            withdraw(store, document_id)
+            raise MetadataError(exc.path, f"{exc.reason}; its published version is withdrawn until this is "
+                                          "fixed") from None
+        raise
     return record, StageResult(
         warnings=record.warnings + [r.warning for r in refused_amendments(store, record)],
-        data_version=record.sha256,
+        data_version=document_version(settings, path, record.sha256),
         metadata={
             "file": record.file_name,
             "sha256": record.sha256,

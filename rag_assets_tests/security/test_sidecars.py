@@ -220,3 +220,42 @@ def test_the_watched_folder_leaves_out_hard_links_to_outside_files(tmp_path):
     result = evaluate_inbox(make_settings(tmp_path).model_copy(update={"inbox": inbox}), [], None)
     [added, _] = result.dynamic_partitions_requests
     assert [key.split("-")[0] for key in added.partition_keys] == ["depot.md"]
+
+
+@pytest.mark.slow
+def test_editing_a_sidecar_re_runs_the_document_and_a_mistake_withdraws_it(tmp_path):
+    """The metadata is part of the document's data version: restricting an unchanged file takes
+    effect at the next ingest, and a sidecar made wrong withdraws what was published (its old
+    groups may be the very mistake being fixed)."""
+    from rag_assets.defs.ingestion.runs import ingest
+    from rag_assets.defs.instance import open_instance
+    from rag_assets.retrieve.knowledge_base import KnowledgeBase
+    from rag_assets_tests.conftest import make_settings
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    doc, sidecar = docs / "doc.md", docs / "doc.md.meta.yaml"
+    doc.write_text(note("edited"), encoding="utf-8")
+    sidecar.write_text("allowed_groups: [public]\n", encoding="utf-8")
+    settings = make_settings(tmp_path)
+    instance = open_instance(settings)
+
+    def found(groups) -> bool:
+        kb = KnowledgeBase.open(settings.store)
+        return any(word("edited") in hit.text for hit in kb.search(note("edited"), k=5, groups=groups))
+
+    try:
+        [first] = ingest([docs], settings, instance)
+        assert first.status == "indexed" and found(None)
+        sidecar.write_text("allowed_groups: [claims]\n", encoding="utf-8")
+        [second] = ingest([docs], settings, instance)
+        assert second.status == "indexed", second.message
+        assert not found(None) and found(["claims"])
+        sidecar.write_text("allowed_group: [claims]\n", encoding="utf-8")
+        [third] = ingest([docs], settings, instance)
+        assert third.status == "failed"
+        assert third.message.startswith(f"{sidecar}: unknown key 'allowed_group'")
+        assert "its published version is withdrawn until this is fixed" in third.message
+        assert not found(None) and not found(["claims"])
+    finally:
+        instance.dispose()

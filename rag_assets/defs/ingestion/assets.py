@@ -6,7 +6,7 @@ source_file ⇢ source_document → docling_document → parents → children �
 Freshness is Dagster's own, nothing else:
 
 - ``source_file`` is an observable source asset partitioned like the documents; its data
-  version is the sha256 of the document's file. Observing a file is cheap (a hash) and
+  version is the sha256 of the document's file and its metadata (sidecars). Observing a file is cheap (a hash) and
   needs no run of the pipeline, so a changed file is seen without materializing anything:
   the inbox sensor reports observations of the files it sees, the nightly schedule runs
   the observation of every registered file, and ``rag-assets ingest`` reports the
@@ -28,6 +28,7 @@ partitions and store), see rag_assets/defs/evaluation/assets.py.
 
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 
 from dagster import (
     AssetCheckResult,
@@ -54,6 +55,7 @@ from rag_assets.defs.ingestion.partitions import documents_partitions
 from rag_assets.errors import BudgetExceeded, DocumentError
 from rag_assets.hashing import sha256_file
 from rag_assets.ingest import stages as pipeline
+from rag_assets.ingest.sources import document_version
 from rag_assets.settings import Settings, load_settings
 from rag_assets.store import KnowledgeStore, file_lock
 from rag_assets.versions import CODE_VERSIONS
@@ -126,13 +128,14 @@ def code_version(stage: str, embedder: str) -> str:
 
 
 def source_versions(settings: Settings, keys) -> dict[str, str]:
-    """sha256 of each registered document's file (documents whose file is gone are left out:
-    the inbox sensor withdraws them)."""
+    """Each registered document's data version: its file's sha256, with its metadata
+    (documents whose file is gone are left out: the inbox sensor withdraws them)."""
     registry = KnowledgeStore(settings.store).registry()
     versions = {}
     for key in keys:
         try:
-            versions[key] = sha256_file(registry[key])
+            path = Path(registry[key])
+            versions[key] = document_version(settings, path, sha256_file(path))
         except (KeyError, OSError):
             continue
     return versions
@@ -169,7 +172,7 @@ def build_ingestion_graph(prefix: str | None = None,
         source_file = observable_source_asset(
             name=SOURCE, key_prefix=prefix, partitions_def=partitions, group_name=group,
             required_resource_keys={resource_key},
-            description="The document's file where it lives; data version = sha256 of its bytes.",
+            description="The document's file where it lives; data version = sha256 of its bytes and its metadata.",
         )(observe)
 
     def result(context: AssetExecutionContext, stage: str, outcome: pipeline.StageResult) -> MaterializeResult:
