@@ -211,7 +211,7 @@ def resources_for(settings: Settings, graph: IngestionGraph) -> dict:
 
 # the settings a run's stages need beyond the resource's own fields
 BUDGET_FIELDS = ("max_pages", "max_page_pt", "max_characters", "max_archive_ratio", "max_memory_mb",
-                 "follow_links_inside")
+                 "memory_plateau_fraction", "memory_plateau_s", "max_tokens", "follow_links_inside")
 
 
 def refused_for_budget(events: Iterable) -> bool:
