@@ -33,12 +33,12 @@ def copies(tmp_path_factory):
     root = tmp_path_factory.mktemp("copies")
     docs = root / "docs"
     docs.mkdir()
-    one_line_markdown(docs / "ligne.md", size=4000)
+    one_line_markdown(docs / "ligne.md", size=40_000)
     (docs / "aleatoire.docx").write_bytes(b"not a zip archive " * 200)
     shutil.copy(SAMPLES_DIR / NORMAL, docs / NORMAL)
     for name in ("ligne.md", "aleatoire.docx", NORMAL):
-        shutil.copy(docs / name, docs / f"copie-{name}")
-    settings = make_settings(root).model_copy(update={"max_characters": 3000})
+        shutil.copy(docs / name, docs / f"une-copie-de-{name}")  # after its original, in name order
+    settings = make_settings(root).model_copy(update={"max_characters": 30_000})
     instance = open_instance(settings)
     outcomes = {o.path.name: o for o in ingest([docs], settings, instance)}
     yield settings, instance, docs, outcomes
@@ -49,12 +49,13 @@ def copies(tmp_path_factory):
 def test_a_copy_of_a_refused_or_failed_document_is_counted_as_its_original(copies):
     _, _, _, outcomes = copies
     for name, status in (("ligne.md", "refused"), ("aleatoire.docx", "failed")):
-        original, copy = outcomes[name], outcomes[f"copie-{name}"]
+        original, copy = outcomes[name], outcomes[f"une-copie-de-{name}"]
         print(f"{copy.path.name}: {copy.status}: {copy.message}")
         assert original.status == status and copy.status == status
         assert copy.document_id == original.document_id
         assert copy.message == f"same content as {original.document_id}, which was {status}: {original.message}"
-    assert outcomes[f"copie-{NORMAL}"].status == "duplicate" and "indexed once" in outcomes[f"copie-{NORMAL}"].message
+    ready_copy = outcomes[f"une-copie-de-{NORMAL}"]
+    assert ready_copy.status == "duplicate" and "indexed once" in ready_copy.message
     assert totals_line(list(outcomes.values())) == "2 document(s) ready, 2 failed, 2 refused (over a budget or a link)"
 
 
@@ -63,10 +64,10 @@ def test_a_copy_given_alone_is_counted_as_its_original_was(copies):
     from rag_assets.defs.ingestion.runs import ingest
 
     settings, instance, docs, first = copies
-    [copy] = ingest([docs / "copie-ligne.md"], settings, instance)
+    [copy] = ingest([docs / "une-copie-de-ligne.md"], settings, instance)
     assert copy.status == "refused" and first["ligne.md"].message in copy.message
     assert totals_line([copy]) == "0 document(s) ready, 0 failed, 1 refused (over a budget or a link)"
-    [copy] = ingest([docs / f"copie-{NORMAL}"], settings, instance)
+    [copy] = ingest([docs / f"une-copie-de-{NORMAL}"], settings, instance)
     assert copy.status == "duplicate" and totals_line([copy]).startswith("1 document(s) ready, 0 failed")
 
 
