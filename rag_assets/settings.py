@@ -67,6 +67,14 @@ class Settings(BaseSettings):
     max_characters: int = Field(10_000_000, gt=0)  # text a document may hold
     max_archive_ratio: float = Field(100.0, gt=0)  # DOCX/PPTX: uncompressed size / file size
     max_memory_mb: int = Field(4096, gt=0)  # data memory of the conversion process
+    # a conversion holding over this fraction of max_memory_mb for memory_plateau_s is stopped: a
+    # reader whose memory levels off just under the limit would otherwise run to convert_timeout_s
+    memory_plateau_fraction: float = Field(0.8, gt=0, le=1)
+    memory_plateau_s: float = Field(120.0, gt=0)
+    # tokens of a document's children (what embedding costs), counted before embedding. Measured:
+    # the Solvency II directive has 181,582, a 2,000-record benchmark shard (SciFact) about 650,000;
+    # a 9.9 M-character Markdown of prose has 2.4 M (over 20 minutes of embedding on 2 cores)
+    max_tokens: int = Field(1_000_000, gt=0)
     follow_links_inside: bool = False  # follow symlinks whose target stays inside the folder
     # who may read a document whose sidecar (and any _defaults.meta.yaml above it) names no
     # allowed_groups; `public` by default: the sample corpus relies on it

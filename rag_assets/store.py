@@ -118,8 +118,12 @@ class KnowledgeStore:
     def cache_dir(self) -> Path:
         return self.root / "cache"
 
+    @property
+    def sources_dir(self) -> Path:
+        return self.root / "sources"
+
     def source_dir(self, sha256: str) -> Path:
-        return self.root / "sources" / sha256
+        return self.sources_dir / sha256
 
     def document_dir(self, document_id: str) -> Path:
         return self.root / "documents" / document_id

@@ -133,13 +133,19 @@ def cmd_ingest(args, settings) -> int:
                           on_stage=on_stage)
     if bar is not None:
         bar.close()
-    failed = [o for o in outcomes if o.status in ("failed", "refused")]
-    refused = sum(o.status == "refused" for o in outcomes)
-    print(f"{len(outcomes) - len(failed)} document(s) ready, {len(failed) - refused} failed"
-          + (f", {refused} refused (over a budget or a link)" if refused else "") + f"; store: {settings.store}")
+    print(totals_line(outcomes) + f"; store: {settings.store}")
     for line in token_cost_lines(outcomes):
         print(line)
-    return 1 if failed else 0
+    return 1 if any(o.status in ("failed", "refused") for o in outcomes) else 0
+
+
+def totals_line(outcomes) -> str:
+    """`3 document(s) ready, 1 failed, 2 refused (…)`: a copy of a failed or refused document
+    counts as its original does."""
+    failed = sum(o.status == "failed" for o in outcomes)
+    refused = sum(o.status == "refused" for o in outcomes)
+    return (f"{len(outcomes) - failed - refused} document(s) ready, {failed} failed"
+            + (f", {refused} refused (over a budget or a link)" if refused else ""))
 
 
 def token_cost_lines(outcomes) -> list[str]:

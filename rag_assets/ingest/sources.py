@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import mimetypes
-import shutil
+import uuid
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from rag_assets.errors import DocumentError
-from rag_assets.hashing import sha256_file, sha256_text
+from rag_assets.hashing import copy_hashed, sha256_text
 from rag_assets.index.records import PUBLIC_GROUP, SourceRecord
 from rag_assets.ingest.sidecars import EXTRA_KEYS, metadata_version, read_metadata
 from rag_assets.settings import Settings
@@ -118,6 +118,29 @@ def document_version(settings: Settings, path: Path, sha: str) -> str:
     return sha if not metadata and groups == [PUBLIC_GROUP] else sha256_text(sha, metadata, groups)
 
 
+def store_copy(store: KnowledgeStore, path: Path, stored_name: str) -> tuple[Path, str, int]:
+    """Copy the file into the store, named by the sha256 of the bytes copied (read once):
+    (stored path, sha256, size)."""
+    store.sources_dir.mkdir(parents=True, exist_ok=True)
+    part = store.sources_dir / f".{uuid.uuid4().hex}.part"  # named once its bytes are known
+    try:
+        with open(part, "xb") as sink:
+            sha, size = copy_hashed(path, sink)
+    except BaseException:
+        part.unlink(missing_ok=True)
+        raise
+    if size == 0:  # emptied since it was validated
+        part.unlink()
+        raise DocumentError(path, "file is empty (0 bytes)")
+    target = store.source_dir(sha) / stored_name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.exists():  # the same bytes, already stored: a reader of that copy keeps it
+        part.unlink()
+    else:
+        part.replace(target)
+    return target, sha, size
+
+
 def ingest_source(store: KnowledgeStore, document_id: str, path: Path, max_bytes: int,
                   default_groups: Sequence[str] = (PUBLIC_GROUP,), top: Path | None = None) -> SourceRecord:
     """Validate the file and its metadata (sidecars read no higher than ``top``; groups
@@ -125,24 +148,19 @@ def ingest_source(store: KnowledgeStore, document_id: str, path: Path, max_bytes
     path = Path(path)
     media_type = validate(path, max_bytes)
     meta = read_metadata(path, top)
-    sha = sha256_file(path)
     warnings = []
     stored_name = safe_file_name(path.name)
     if stored_name != path.name:
         what = "too long" if len(path.name.encode(errors="replace")) > MAX_NAME_BYTES else "unsafe"
         warnings.append(f"file name {path.name!r} is {what}; stored as {stored_name!r}")
-    target = store.source_dir(sha) / stored_name
-    if not target.exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, target.with_name(target.name + ".part"))
-        target.with_name(target.name + ".part").replace(target)
+    target, sha, size = store_copy(store, path, stored_name)
     record = SourceRecord(
         document_id=document_id,
         original_path=str(path.resolve()),
         file_name=path.name,
         stored_path=str(target),
         sha256=sha,
-        size_bytes=path.stat().st_size,
+        size_bytes=size,
         media_type=media_type or mimetypes.guess_type(path.name)[0] or "application/octet-stream",
         title_given=meta.title is not None,
         title=meta.title or path.stem,

@@ -26,7 +26,7 @@ from rag_assets.index.publication import publish, published_version, withdraw
 from rag_assets.parsing.convert import convert_and_save_with_limit, load_document
 from rag_assets.errors import BudgetExceeded, MetadataError
 from rag_assets.ingest import refusals
-from rag_assets.parsing.budget import Budget
+from rag_assets.parsing.budget import Budget, check_tokens
 from rag_assets.ingest.sections import Parent, build_parents, picture_text
 from rag_assets.settings import Settings
 from rag_assets.index.amendments import RefusedAmendment, refused_at_ingest, targets
@@ -300,6 +300,9 @@ def run_children(settings: Settings, document_id: str) -> StageResult:
     store = _store(settings)
     embedder = get_embedder(settings.embedder)
     record = load_source_record(store, document_id)
+    refusal = refusals.standing_refusal(store, document_id, record.sha256, settings)
+    if refusal is not None:  # refused before (here or converting), same bytes, same budget: at once
+        raise refusal
     chunker = ParentChunker(embedder.count_tokens, settings.child_max_tokens)
     title = document_title(store, record)
     parent_rows = load_parents(store, document_id)
@@ -307,6 +310,13 @@ def run_children(settings: Settings, document_id: str) -> StageResult:
     for row in parent_rows:
         parent = Parent.from_row(row)
         children.extend(chunker.chunk(parent, title=title))
+    tokens = sum(c.token_count for c in children)
+    try:  # what embedding will cost, bounded before anything is embedded; a refusal is remembered
+        check_tokens(tokens, record.file_name, Budget.of(settings))
+    except BudgetExceeded as exc:
+        refusals.record_refusal(store, document_id, record.sha256, settings, exc)
+        raise
+    refusals.clear_refusal(store, document_id)
     version = short_id(sorted(c.child_id for c in children))
     rows = [{**c.to_row(), "version": version} for c in children]
     provenance = {
@@ -319,7 +329,6 @@ def run_children(settings: Settings, document_id: str) -> StageResult:
     write_rows(store.children_path(document_id), rows, provenance)
     texts = {r["parent_id"]: r["text"] for r in parent_rows}
     over = [c for c in children if c.token_count > settings.child_max_tokens]
-    tokens = sum(c.token_count for c in children)
     pages = read_json(store.docling_dir(document_id) / "manifest.json").get("pages")
     return StageResult(
         data_version=version,

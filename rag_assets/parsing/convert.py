@@ -347,6 +347,7 @@ def _wait(conn, process, timeout_s: float, budget: budgets.Budget | None):
     name giving the error to raise (time limit, memory limit) once the child is stopped."""
     deadline = time.monotonic() + timeout_s
     process.peak_data_mb = 0.0
+    high_since, held = None, 0.0  # since when, and at least how much, memory has stayed near its limit
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
@@ -360,6 +361,13 @@ def _wait(conn, process, timeout_s: float, budget: budgets.Budget | None):
             process.peak_data_mb = max(process.peak_data_mb, used)
             if used > budget.max_memory_mb:
                 return lambda name: budgets.over_memory(name, budget, used)
+            if used <= budget.memory_plateau_fraction * budget.max_memory_mb:
+                high_since = None
+            else:
+                now = time.monotonic()
+                high_since, held = (now, used) if high_since is None else (high_since, min(held, used))
+                if now - high_since >= budget.memory_plateau_s:
+                    return lambda name: budgets.memory_plateau(name, budget, held, now - high_since)
 
 
 def _convert_in_child(conn, source_path, display_name, out_dir, provenance, artifacts_path, budget=None) -> None:

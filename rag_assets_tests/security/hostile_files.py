@@ -79,6 +79,21 @@ def one_line_markdown(path: Path, size: int = 20 * MB) -> Path:
     return path
 
 
+def long_markdown(path: Path, characters: int = 9_900_000) -> Path:
+    """Sections of ordinary French prose, `characters` long: under the character limit, yet
+    more text than embedding can afford."""
+    paragraph = ("La franchise applicable au sinistre est déduite de l'indemnité versée par l'assureur, "
+                 "sauf stipulation contraire des conditions particulières du contrat. ")
+    parts, size, number = [], 0, 0
+    while size < characters:
+        number += 1
+        part = f"## Article {number}\n\n" + paragraph * 8 + "\n\n"
+        parts.append(part)
+        size += len(part)
+    path.write_text(("# Règlement\n\n" + "".join(parts))[:characters], encoding="utf-8")
+    return path
+
+
 def nested_html(path: Path, size: int = 50 * MB) -> Path:
     depth = size // len("<div></div>")
     path.write_text("<html><body>" + "<div>" * depth + "texte" + "</div>" * depth + "</body></html>",

@@ -15,7 +15,7 @@ import pytest
 
 from rag_assets.commands.ingest import summary_lines
 from rag_assets.errors import BudgetExceeded
-from rag_assets.parsing.budget import Budget, check_before_conversion, is_memory_failure
+from rag_assets.parsing.budget import Budget, check_before_conversion, check_tokens, is_memory_failure
 from rag_assets.settings import SAMPLES_DIR
 from rag_assets_tests.conftest import make_settings
 from rag_assets_tests.security.hostile_files import (
@@ -23,6 +23,7 @@ from rag_assets_tests.security.hostile_files import (
     blank_pages_pdf,
     docx_bomb,
     giant_page_pdf,
+    long_markdown,
     nested_html,
     one_line_markdown,
     pptx_bomb,
@@ -192,3 +193,82 @@ def test_memory_over_its_limit_stops_the_conversion(budget_store):
     assert nested.status == "refused"
     assert nested.message.startswith("imbrique.html: conversion ")
     assert "the 1,200 MB memory limit (RAG_ASSETS_MAX_MEMORY_MB); stopped" in nested.message
+
+
+# -- tokens: what embedding costs ------------------------------------------------------------------
+
+def test_tokens_over_the_limit_are_refused_naming_the_limit_and_the_value():
+    budget = Budget(max_tokens=2000)
+    check_tokens(2000, "l.md", budget)
+    with pytest.raises(BudgetExceeded) as caught:
+        check_tokens(2001, "l.md", budget)
+    assert str(caught.value) == ("l.md: document has 2,001 tokens of text, over the 2,000-token limit "
+                                 "(RAG_ASSETS_MAX_TOKENS)")
+    assert (caught.value.setting, caught.value.limit, caught.value.value) == ("RAG_ASSETS_MAX_TOKENS", 2000, 2001)
+
+
+@pytest.mark.slow  # ingests through Dagster
+def test_a_document_over_the_token_limit_is_refused_before_embedding(budget_store):
+    """Under the character limit, over the token limit: refused at the children stage, nothing
+    embedded, the refusal recorded and repeated at once while the file and the budget stand."""
+    from rag_assets.defs.ingestion.runs import ingest
+
+    settings, instance, docs, _ = budget_store
+    folder = docs.parent / "jetons"
+    folder.mkdir()
+    long_markdown(folder / "long.md", characters=40_000)
+    shutil.copy(SAMPLES_DIR / NORMAL, folder / NORMAL)
+    settings = settings.model_copy(update={"max_tokens": 5000})
+    outcomes = {o.path.name: o for o in ingest([folder], settings, instance)}
+    assert outcomes[NORMAL].status in ("indexed", "duplicate"), outcomes[NORMAL].message
+    long = outcomes["long.md"]
+    print(f"\nlong.md: [{_seconds(long)}] {long.message}")
+    assert long.status == "refused"
+    assert re.fullmatch(r"long\.md: document has \d{1,2},\d{3} tokens of text, over the 5,000-token limit "
+                        r"\(RAG_ASSETS_MAX_TOKENS\)", long.message), long.message
+    assert [(s.stage, s.status) for s in long.stages][-1] == ("children", "failed")
+    assert "dense_embeddings" not in [s.stage for s in long.stages]
+    assert (settings.store / "documents" / long.document_id / "refused.json").exists()
+    [again] = ingest([folder / "long.md"], settings, instance)
+    assert again.status == "refused" and again.message == long.message
+    assert [(s.stage, s.status) for s in again.stages] == [("children", "failed")]
+    # a larger budget: tried again, and indexed
+    [larger] = ingest([folder / "long.md"], settings.model_copy(update={"max_tokens": 50_000}), instance)
+    assert larger.status == "indexed", larger.message
+    assert not (settings.store / "documents" / long.document_id / "refused.json").exists()
+
+
+@pytest.mark.slow  # converts and tokenizes 9.9 M characters
+def test_a_markdown_under_the_character_limit_is_refused_by_the_default_token_limit(budget_store):
+    from rag_assets.defs.ingestion.runs import ingest
+
+    settings, instance, docs, _ = budget_store
+    folder = docs.parent / "long"
+    folder.mkdir()
+    long_markdown(folder / "reglement.md")  # 9.9 M characters, under the 10 M-character limit
+    started = time.monotonic()
+    [outcome] = ingest([folder], settings, instance)
+    print(f"\n9.9 M characters: {time.monotonic() - started:.1f} s [{_seconds(outcome)}] {outcome.message}")
+    assert outcome.status == "refused" and "-token limit (RAG_ASSETS_MAX_TOKENS)" in outcome.message
+    assert "dense_embeddings" not in [s.stage for s in outcome.stages]
+
+
+# -- memory held just under the limit ------------------------------------------------------------
+
+def test_memory_held_near_its_limit_stops_the_conversion(tmp_path):
+    """Nested <div>: the reader's memory levels off under the limit; held over the plateau
+    fraction for the plateau time, the conversion is stopped (small settings: any conversion
+    process holds more than 5 % of 4,096 MB)."""
+    from rag_assets.parsing.convert import convert_and_save_with_limit
+
+    source = nested_html(tmp_path / "imbrique.html", size=1 * MB)
+    budget = Budget(max_memory_mb=4096, memory_plateau_fraction=0.05, memory_plateau_s=2)
+    started = time.monotonic()
+    with pytest.raises(BudgetExceeded) as caught:
+        convert_and_save_with_limit(source, source.name, tmp_path / "out", {}, 300, budget=budget)
+    print(f"\n{time.monotonic() - started:.1f} s: {caught.value}")
+    assert re.fullmatch(r"imbrique\.html: conversion held [\d,]+ MB, over 5 % of the 4,096 MB memory limit, for 2 s "
+                        r"\(RAG_ASSETS_MEMORY_PLATEAU_FRACTION, RAG_ASSETS_MEMORY_PLATEAU_S\); stopped",
+                        str(caught.value)), str(caught.value)
+    assert caught.value.setting == "RAG_ASSETS_MEMORY_PLATEAU_S"
+    assert not (tmp_path / "out").exists()

@@ -26,8 +26,10 @@ from dagster import (
     AssetRecordsFilter,
     DagsterEventType,
     DagsterInstance,
+    DagsterRunStatus,
     Definitions,
     EventLogEntry,
+    RunsFilter,
     define_asset_job,
 )
 # Not exported at the top level, but the UI's own: the stale status it shows per partition.
@@ -209,7 +211,7 @@ def resources_for(settings: Settings, graph: IngestionGraph) -> dict:
 
 # the settings a run's stages need beyond the resource's own fields
 BUDGET_FIELDS = ("max_pages", "max_page_pt", "max_characters", "max_archive_ratio", "max_memory_mb",
-                 "follow_links_inside")
+                 "memory_plateau_fraction", "memory_plateau_s", "max_tokens", "follow_links_inside")
 
 
 def refused_for_budget(events: Iterable) -> bool:
@@ -379,8 +381,6 @@ def ingest(
 
     for path, reason in links.items():
         settle(IngestOutcome(safe_file_name(path.name), path, "refused", f"{printable(path)}: {reason}"))
-    for path, owner in registration.duplicates.items():
-        settle(IngestOutcome(owner, path, "duplicate", f"same content as {owner}: indexed once, name recorded"))
     for key in [k for k in keys if not plan[k]]:
         metadata = recorded_metadata(instance, key, STAGES, graph)
         settle(IngestOutcome(key, registration.paths[key], "unchanged", warnings=_warnings(metadata),
@@ -405,7 +405,35 @@ def ingest(
     else:
         for key in pending:
             settle(materialize(key, len(outcomes) + 1))
+    # after the originals: a copy is settled as its original was
+    settled = {o.document_id: o for o in outcomes if o.path == registration.paths.get(o.document_id)}
+    for path, owner in registration.duplicates.items():
+        settle(duplicate_outcome(instance, path, owner, settled.get(owner)))
     return outcomes
+
+
+def duplicate_outcome(instance: DagsterInstance, path: Path, owner: str,
+                      original: IngestOutcome | None) -> IngestOutcome:
+    """A file holding the same bytes as document `owner`: indexed once when the original is,
+    else refused or failed as the original was (its `original` outcome in this ingest, else
+    its latest run), with the original's reason."""
+    if original is not None:
+        status, message = original.status, original.message
+    else:
+        status, message = latest_run_outcome(instance, owner)
+    if status in ("failed", "refused"):
+        return IngestOutcome(owner, path, status, f"same content as {owner}, which was {status}: {message}")
+    return IngestOutcome(owner, path, "duplicate", f"same content as {owner}: indexed once, name recorded")
+
+
+def latest_run_outcome(instance: DagsterInstance, key: str) -> tuple[str, str]:
+    """("failed" or "refused", why) when document `key`'s latest run failed, else ("indexed", "")."""
+    runs = instance.get_runs(RunsFilter(tags={"dagster/partition": key}), limit=1)
+    if not runs or runs[0].status != DagsterRunStatus.FAILURE:
+        return "indexed", ""
+    events = [entry.dagster_event for entry in instance.all_logs(
+        runs[0].run_id, of_type={DagsterEventType.STEP_FAILURE, DagsterEventType.ASSET_CHECK_EVALUATION})]
+    return ("refused" if refused_for_budget(events) else "failed"), failure_message(events)
 
 
 def run_withdrawal(instance: DagsterInstance, graph: IngestionGraph, job_def, settings: Settings,
