@@ -45,12 +45,6 @@ class PdfChar:
     hidden: str | None  # why a reader cannot see it, or None
 
 
-def _char_box(textpage, index: int) -> tuple[float, float, float, float]:
-    left, right, bottom, top = (ctypes.c_double() for _ in range(4))
-    pdfium_c.FPDFText_GetCharBox(textpage, index, left, right, bottom, top)
-    return left.value, bottom.value, right.value, top.value
-
-
 def _effective_size(textpage, index: int) -> float:
     """The character's font size scaled by its text and page matrices."""
     matrix = pdfium_c.FS_MATRIX()
@@ -68,10 +62,7 @@ def _fill_colour(textpage, index: int) -> tuple[int, int, int]:
 
 def _flat_colour(pixels: np.ndarray) -> np.ndarray | None:
     """The one colour of a box that shows nothing else, or None when something is drawn there."""
-    flat = pixels.reshape(-1, pixels.shape[-1]).astype(np.int16)
-    if flat.size == 0:
-        return None
-    low, high = flat.min(axis=0), flat.max(axis=0)
+    low, high = pixels.min(axis=(0, 1)).astype(int), pixels.max(axis=(0, 1)).astype(int)
     return (low + high) / 2 if (high - low).max() <= FLAT_TOLERANCE else None
 
 
@@ -83,32 +74,34 @@ def page_chars(page: pypdfium2.PdfPage) -> list[PdfChar]:
     """
     left, bottom, right, top = page.get_bbox()
     textpage = page.get_textpage()
+    box = [ctypes.c_double() for _ in range(4)]  # left, right, bottom, top
     try:
-        count = pdfium_c.FPDFText_CountChars(textpage.raw)
-        chars: list[tuple[str, tuple[float, float, float, float], int | None, str | None, tuple[int, ...]]] = []
+        raw = textpage.raw
+        chars: list[tuple[str, tuple[float, float, float, float], int | None]] = []
+        objects: dict[int | None, tuple[str | None, tuple[int, int, int]]] = {}  # object -> (reason, colour)
         boxes: dict[int, list[float]] = {}  # text object -> union of its glyph boxes
-        for index in range(count):
-            text = chr(pdfium_c.FPDFText_GetUnicode(textpage.raw, index))
+        for index in range(pdfium_c.FPDFText_CountChars(raw)):
+            text = chr(pdfium_c.FPDFText_GetUnicode(raw, index))
             if text.isspace() or not text.isprintable():
                 continue
-            box = _char_box(textpage.raw, index)
-            obj = pdfium_c.FPDFText_GetTextObject(textpage.raw, index)
+            pdfium_c.FPDFText_GetCharBox(raw, index, *box)
+            l, r, b, t = (v.value for v in box)
+            obj = pdfium_c.FPDFText_GetTextObject(raw, index)
             key = ctypes.cast(obj, ctypes.c_void_p).value if obj else None
-            reason = None
-            if _effective_size(textpage.raw, index) < MIN_SIZE:
-                reason = TINY
-            elif box[2] <= left or box[0] >= right or box[3] <= bottom or box[1] >= top:
-                reason = OFF_PAGE
-            elif key is not None:  # judged on the rendered page below
-                union = boxes.setdefault(key, list(box))
-                union[:] = [min(union[0], box[0]), min(union[1], box[1]),
-                            max(union[2], box[2]), max(union[3], box[3])]
-            chars.append((text, box, key, reason, _fill_colour(textpage.raw, index)))
+            if key not in objects:  # size and colour are the text object's: read once
+                objects[key] = (TINY if _effective_size(raw, index) < MIN_SIZE else None, _fill_colour(raw, index))
+            chars.append((text, (l, b, r, t), key))
+            if key is not None and objects[key][0] is None:
+                union = boxes.setdefault(key, [l, b, r, t])
+                union[:] = [min(union[0], l), min(union[1], b), max(union[2], r), max(union[3], t)]
         flat = _flat_colours(page, boxes, (left, top)) if boxes else {}
     finally:
         textpage.close()
     out = []
-    for text, (l, b, r, t), key, reason, colour in chars:
+    for text, (l, b, r, t), key in chars:
+        reason, colour = objects[key]
+        if reason is None and (r <= left or l >= right or t <= bottom or b >= top):
+            reason = OFF_PAGE
         shown = flat.get(key) if reason is None else None
         if shown is not None:
             same = np.abs(shown - np.array(colour)).max() <= SAME_COLOUR
