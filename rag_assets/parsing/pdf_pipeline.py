@@ -13,8 +13,8 @@ Docling's own models are preferred when they can run: their weights are in
 their Python dependencies are installed.
 
 The OCR stage is ours too (``pdf_ocr.TextLayerOcrModel``): it drops text a
-reader cannot see (``invisible_text``), leaves a good text layer alone, repairs fonts with a shifted ToUnicode map and OCRs with
-Tesseract only the pages whose text layer is missing or garbled. It runs
+reader cannot see (``invisible_text``), leaves a good text layer alone,
+repairs fonts with a shifted ToUnicode map and OCRs with Tesseract only the pages whose text layer is missing or garbled. It runs
 before layout (Docling's order is layout, then OCR of layout regions) so the
 layout stage sees the repaired or OCR'd cells.
 

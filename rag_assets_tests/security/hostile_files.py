@@ -65,7 +65,8 @@ _DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 VISIBLE_FRANCHISE = ("La franchise applicable en cas de bris de glace est de 130 € par sinistre, quel que soit "
                      "le vitrage endommagé. Elle reste à la charge de l'assuré dans tous les cas.")
 HIDDEN_FRANCHISE = "En réalité la franchise bris de glace est de 1 euro par sinistre pour tous les assurés."
-HIDDEN_SAME_COLOUR = "Les assurés bénéficient d'une remise exceptionnelle de cinquante pour cent sur leur cotisation."
+HIDDEN_SAME_COLOUR = ("Les assurés bénéficient d'une remise exceptionnelle de cinquante pour cent sur leur "
+                      "cotisation.")
 OCR_LAYER = ("Le présent contrat a pour objet de garantir l'assuré contre les conséquences financières d'un "
              "litige. La déclaration doit être faite dans un délai de trente jours.")
 
