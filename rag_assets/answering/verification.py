@@ -17,7 +17,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from rag_assets.answering.model import PARTIAL, SUPPORTED, UNSUPPORTED, VERDICTS, Paragraph
-from rag_assets.answering.safety import suspicious_sentences, without_instructions
+from rag_assets.answering.safety import without_instructions
 from rag_assets.retrieve.query import analyze, content_terms
 
 # ----------------------------------------------------------------- normalisation
@@ -260,26 +260,35 @@ def _llm_checks(llm, paragraphs: list[Paragraph], registry) -> tuple[dict[int, d
 REPEATED_RUN = 6  # words in a row shared with a flagged sentence (or half of a shorter one)
 
 
-def repeats(paragraph_text: str, sentence: str) -> bool:
+def _runs(words: list[str], run: int) -> set[tuple[str, ...]]:
+    return {tuple(words[i:i + run]) for i in range(len(words) - run + 1)}
+
+
+def repeats(paragraph_text: str, sentence: str, own_words: str = "") -> bool:
     """The paragraph reproduces the sentence: a run of REPEATED_RUN normalized words in a row
-    (half the sentence when it is shorter), or the whole of it."""
+    (half the sentence when it is shorter), or the whole of it. A run the sources also hold
+    outside their flagged sentences (`own_words`) is the document's own wording, not the
+    order's: an order that paraphrases "la franchise bris de glace est de 130 €" must not
+    take the document's real answer down with it."""
     words, flagged = normalize(paragraph_text).split(), normalize(sentence).split()
     if not flagged:
         return False
     run = min(REPEATED_RUN, max(2, (len(flagged) + 1) // 2))
-    grams = {tuple(flagged[i:i + run]) for i in range(len(flagged) - run + 1)}
-    return any(tuple(words[i:i + run]) in grams for i in range(len(words) - run + 1))
+    grams = _runs(flagged, run) - _runs(normalize(own_words).split(), run)
+    return bool(grams & _runs(words, run))
 
 
 def _without_repeated_instructions(paragraphs: list[Paragraph], registry, alerts: list[str]) -> list[Paragraph]:
     kept = []
+    sections = [e for e in registry.entries.values() if e.kind == "section"]
+    own_words = "\n".join(without_instructions(e.text) for e in sections)
     for number, paragraph in enumerate(paragraphs, start=1):
-        sections = list(dict.fromkeys(registry.section_of(i).source_id for i in paragraph.source_ids if i in registry))
-        flagged = [(registry[s].name, sentence) for s in sections for sentence in suspicious_sentences(registry[s].text)]
+        cited = list(dict.fromkeys(registry.section_of(i).source_id for i in paragraph.source_ids if i in registry))
+        flagged = [(registry[s].name, sentence) for s in cited for sentence in registry[s].suspicious]
         if not flagged:  # a model may also repeat a source it does not cite
-            flagged = [(e.name, sentence) for e in registry.entries.values() if e.kind == "section"
-                       for sentence in e.suspicious]
-        hit = next(((name, sentence) for name, sentence in flagged if repeats(paragraph.text, sentence)), None)
+            flagged = [(e.name, sentence) for e in sections for sentence in e.suspicious]
+        hit = next(((name, sentence) for name, sentence in flagged if repeats(paragraph.text, sentence, own_words)),
+                   None)
         if hit is None:
             kept.append(paragraph)
             continue

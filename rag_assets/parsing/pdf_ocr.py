@@ -1,7 +1,8 @@
 """Docling OCR stage that checks each page's text layer and only OCRs what cannot be trusted.
 
-Per page, from the cells the PDF parser produced (``text_layer.assess_page``
-on the text of each font):
+Per page, text a reader cannot see (``invisible_text``: white on white, under 2 pt,
+off the crop box, not drawn) is first dropped from the cells the PDF parser produced and
+counted; then, from the cells left (``text_layer.assess_page`` on the text of each font):
 
 - a text layer that reads is left untouched (no OCR cost);
 - a font whose ToUnicode map is shifted by a constant is repaired in place
@@ -31,12 +32,15 @@ import shutil
 import subprocess
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from io import BytesIO
 from pathlib import Path
 from typing import ClassVar, Literal
 
+import numpy as np
 from docling.backend.pypdfium2_backend import PyPdfiumPageBackend
 from docling.datamodel.accelerator_options import AcceleratorOptions
 from docling.datamodel.base_models import Page
@@ -50,6 +54,7 @@ from docling_core.types.doc import BoundingBox
 from docling_core.types.doc.page import BoundingRectangle, SegmentedPdfPage, TextCell
 
 from rag_assets.parsing import text_layer
+from rag_assets.parsing.invisible_text import PdfChar, hidden_summary, page_chars
 from rag_assets.parsing.text_layer import assess_page, unshift
 
 ENGINE = "rag_assets_text_layer"
@@ -61,6 +66,8 @@ OCR_LINE_GAP = 2.0  # word gap, in line heights, that splits an OCR'd line (colu
 PageStatus = Literal["repaired", "ocr", "unreadable", "no_text"]
 _REPORT_ATTR = "_rag_text_layer"  # on Docling's Page
 _SHIFTS_ATTR = "_rag_font_shifts"  # on Docling's ConversionResult: fonts found shifted so far
+_HIDDEN_ATTR = "_rag_hidden_text"  # on Docling's Page: characters of invisible text dropped, by reason
+_PDFIUM_ATTR = "_rag_pdfium"  # on Docling's ConversionResult: the document as pdfium reads it
 
 
 class TextLayerOcrOptions(OcrOptions):
@@ -179,16 +186,86 @@ def repair_shifted_cells(parsed: SegmentedPdfPage, shifts: dict[str, int]) -> No
         if len(ks) == 1:
             _set_text(line, _clean(unshift(line.text, ks.pop())))
             continue
-        text, pos, out = line.text, 0, []
-        for w in members:
-            raw = raw_words[id(w)]
-            at = text.find(raw, pos) if raw else -1
-            if at < 0:
-                continue
-            out += [text[pos:at], w.text if _font(w) in shifts else raw]
-            pos = at + len(raw)
-        _set_text(line, _clean("".join(out) + text[pos:]))
+        _set_text(line, _line_with_words(line.text, members, raw_words))
     parsed.textline_cells = [line for line in parsed.textline_cells if line.text]
+
+
+def _line_with_words(text: str, members: Sequence[TextCell], raw_words: dict[int, str]) -> str:
+    """A line's text with each member word's raw text (``raw_words``) replaced by its text now."""
+    pos, out = 0, []
+    for w in members:
+        raw = raw_words[id(w)]
+        at = text.find(raw, pos) if raw else -1
+        if at < 0:
+            continue
+        out += [text[pos:at], w.text]
+        pos = at + len(raw)
+    return _clean("".join(out) + text[pos:])
+
+
+def _union(boxes: Sequence[BoundingBox]) -> BoundingBox:
+    return BoundingBox(l=min(b.l for b in boxes), t=min(b.t for b in boxes), r=max(b.r for b in boxes),
+                       b=max(b.b for b in boxes), coord_origin=boxes[0].coord_origin)
+
+
+def _boxes(cells: Sequence[TextCell]) -> np.ndarray:
+    return np.array([[b.l, min(b.t, b.b), b.r, max(b.t, b.b)] for b in (c.rect.to_bounding_box() for c in cells)],
+                    dtype=float).reshape(-1, 4)
+
+
+def _owners(cells: Sequence[TextCell], chars: Sequence[PdfChar]) -> np.ndarray:
+    """For each pdfium character, the index of the cell whose box holds its centre (the nearest
+    centre when boxes overlap), or -1."""
+    boxes = _boxes(cells)
+    if not len(boxes) or not chars:
+        return np.full(len(chars), -1)
+    xy = np.array([[c.x, c.y] for c in chars])
+    x, y = xy[:, :1], xy[:, 1:]
+    inside = (boxes[:, 0] <= x) & (x <= boxes[:, 2]) & (boxes[:, 1] <= y) & (y <= boxes[:, 3])
+    centres = (boxes[:, :2] + boxes[:, 2:]) / 2
+    distance = np.hypot(centres[:, 0] - x, centres[:, 1] - y)
+    owner = np.where(inside, distance, np.inf).argmin(axis=1)
+    return np.where(inside.any(axis=1), owner, -1)
+
+
+def drop_hidden_cells(parsed: SegmentedPdfPage, chars: Sequence[PdfChar]) -> Counter[str]:
+    """Take out of the character, word and line cells the text pdfium found hidden, in place;
+    returns the number of characters dropped from the words, by reason.
+
+    Each pdfium character goes to the cell holding its centre. A cell all of whose
+    characters are hidden is dropped; a word mixing both keeps its seen characters; a
+    line loses the text of its dropped words and shrinks to the words it keeps.
+    """
+    if not any(c.hidden for c in chars):
+        return Counter()
+    if parsed.char_cells:
+        owner = _owners(parsed.char_cells, chars)
+        hidden = {i for i in set(owner[[c.hidden is not None for c in chars]]) - {-1}
+                  if all(chars[j].hidden for j in np.flatnonzero(owner == i))}
+        parsed.char_cells = [c for i, c in enumerate(parsed.char_cells) if i not in hidden]
+    words = list(parsed.word_cells)
+    owner = _owners(words, chars)
+    dropped: Counter[str] = Counter()
+    raw_words = {id(w): w.text for w in words}
+    changed: set[int] = set()
+    for i in sorted(set(owner[[c.hidden is not None for c in chars]]) - {-1}):
+        members = sorted((chars[j] for j in np.flatnonzero(owner == i)), key=lambda c: c.x)
+        _set_text(words[i], "".join(c.text for c in members if not c.hidden))
+        dropped.update(c.hidden for c in members if c.hidden)
+        changed.add(id(words[i]))
+    parsed.word_cells = [w for w in words if w.text]
+    for line in parsed.textline_cells:
+        members = [w for w in words if _center_inside(w, line.rect.to_bounding_box())]
+        if not any(id(w) in changed for w in members):
+            continue
+        _set_text(line, _line_with_words(line.text, members, raw_words))
+        kept = [w for w in members if w.text]
+        if kept:
+            line.rect = BoundingRectangle.from_bounding_box(_union([w.rect.to_bounding_box() for w in kept]))
+    parsed.textline_cells = [line for line in parsed.textline_cells if line.text]
+    parsed.has_chars, parsed.has_words = bool(parsed.char_cells), bool(parsed.word_cells)
+    parsed.has_lines = bool(parsed.textline_cells)
+    return dropped
 
 
 def ocr_lines(words: Sequence[TextCell]) -> list[TextCell]:
@@ -222,11 +299,7 @@ def ocr_lines(words: Sequence[TextCell]) -> list[TextCell]:
             pieces[-1].append((word, box))
         for piece in pieces:
             text = " ".join(w.text for w, _ in piece)
-            union = BoundingBox(
-                l=min(bx.l for _, bx in piece), t=min(bx.t for _, bx in piece),
-                r=max(bx.r for _, bx in piece), b=max(bx.b for _, bx in piece),
-                coord_origin=piece[0][1].coord_origin,
-            )
+            union = _union([bx for _, bx in piece])
             lines.append(TextCell(
                 index=len(lines), text=text, orig=text, from_ocr=True,
                 confidence=sum(w.confidence for w, _ in piece) / len(piece),
@@ -263,6 +336,29 @@ def pdfium_rendering(conv_res: ConversionResult, page: Page) -> Iterator[None]:
         if document is not None:
             with pypdfium2_lock:
                 document.close()
+
+
+def _pdfium_chars(conv_res: ConversionResult, page: Page) -> list[PdfChar] | None:
+    """The page's characters as pdfium reads and renders them, or None when pdfium cannot
+    open the file (the parser's cells are then kept as they are). The document is opened
+    once per conversion."""
+    import pypdfium2
+
+    with pypdfium2_lock:
+        document = getattr(conv_res, _PDFIUM_ATTR, None)
+        try:
+            if document is None:
+                source = getattr(conv_res.input._backend, "path_or_stream", None)
+                # bytes, not the stream the parser reads: two readers would move one file position
+                document = pypdfium2.PdfDocument(source.getvalue() if isinstance(source, BytesIO) else source)
+                setattr(conv_res, _PDFIUM_ATTR, document)  # closed by collect_text_layer_report
+            pdf_page = document[page.page_no - 1]
+            try:
+                return page_chars(pdf_page)
+            finally:
+                pdf_page.close()
+        except Exception:  # noqa: BLE001 - any failure: the parser's cells stand
+            return None
 
 
 def _drop_text(parsed: SegmentedPdfPage) -> None:
@@ -316,6 +412,11 @@ class TextLayerOcrModel(BaseOcrModel):
     def _check_page(self, conv_res: ConversionResult, page: Page) -> PageTextReport | None:
         parsed = page.parsed_page
         assert parsed is not None
+        chars = _pdfium_chars(conv_res, page)
+        if chars:
+            hidden = drop_hidden_cells(parsed, chars)
+            if hidden:
+                setattr(page, _HIDDEN_ATTR, hidden)
         known: dict[str, int] = getattr(conv_res, _SHIFTS_ATTR, None) or {}
         assessment = assess_page(_texts_by_font(parsed), known)
         verdict = assessment.verdict
@@ -428,6 +529,7 @@ class TextLayerReport:
 
     pages: list[PageTextReport] = field(default_factory=list)
     languages: list[str] = field(default_factory=lambda: list(TextLayerOcrOptions().lang))
+    hidden: dict[int, dict[str, int]] = field(default_factory=dict)  # page -> invisible characters dropped, by reason
 
     def _with(self, status: PageStatus) -> list[PageTextReport]:
         return [p for p in self.pages if p.status == status]
@@ -459,6 +561,7 @@ class TextLayerReport:
             "unreadable_pages": self.unreadable_pages,
             "text_layer_pages": {str(p.page_no): {k: v for k, v in asdict(p).items() if k != "page_no" and v}
                                  for p in self.pages},
+            "invisible_text_pages": {str(page): reasons for page, reasons in self.hidden.items()},
         }
 
     def warnings(self) -> list[str]:
@@ -484,15 +587,23 @@ class TextLayerReport:
         failed = [p.page_no for p in self._with("unreadable") if not p.ocr_unavailable]
         if failed:
             out.append(f"{_page_ranges(failed)}: garbled text layer and OCR found no text; kept without {_them(failed)}")
+        out += [f"page {page}: {hidden_summary(Counter(reasons))}" for page, reasons in self.hidden.items()]
         return out
 
 
 def collect_text_layer_report(conv_res: ConversionResult, languages: Sequence[str] | None = None) -> TextLayerReport:
     """The per-page reports the OCR stage left on the pages of a finished conversion."""
     reports = [r for r in (page_report(p) for p in conv_res.pages) if r is not None]
+    document = getattr(conv_res, _PDFIUM_ATTR, None)
+    if document is not None:
+        with pypdfium2_lock:
+            document.close()
+        delattr(conv_res, _PDFIUM_ATTR)
+    hidden = {p.page_no: dict(getattr(p, _HIDDEN_ATTR)) for p in conv_res.pages if getattr(p, _HIDDEN_ATTR, None)}
     return TextLayerReport(
         pages=sorted(reports, key=lambda r: r.page_no),
         languages=list(languages or TextLayerOcrOptions().lang),
+        hidden=dict(sorted(hidden.items())),
     )
 
 
@@ -503,6 +614,7 @@ __all__ = [
     "TextLayerOcrOptions",
     "TextLayerReport",
     "collect_text_layer_report",
+    "drop_hidden_cells",
     "install_hint",
     "repair_shifted_cells",
     "tesseract_status",

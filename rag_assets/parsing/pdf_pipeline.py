@@ -12,9 +12,9 @@ Docling's own models are preferred when they can run: their weights are in
 ``artifacts_path`` (or the Hugging Face cache when no path is given) and
 their Python dependencies are installed.
 
-The OCR stage is ours too (``pdf_ocr.TextLayerOcrModel``): it leaves a good
-text layer alone, repairs fonts with a shifted ToUnicode map and OCRs with
-Tesseract only the pages whose text layer is missing or garbled. It runs
+The OCR stage is ours too (``pdf_ocr.TextLayerOcrModel``): it drops text a
+reader cannot see (``invisible_text``), leaves a good text layer alone,
+repairs fonts with a shifted ToUnicode map and OCRs with Tesseract only the pages whose text layer is missing or garbled. It runs
 before layout (Docling's order is layout, then OCR of layout regions) so the
 layout stage sees the repaired or OCR'd cells.
 
@@ -47,7 +47,7 @@ from docling_core.types.doc import DoclingDocument
 
 from rag_assets.hashing import sha256_file
 from rag_assets.parsing.budget import PAGES_IN_FLIGHT
-from rag_assets.parsing import text_layer
+from rag_assets.parsing import invisible_text, text_layer
 from rag_assets.parsing.pdf_layout import (
     ACCEPT_SCORE,
     HEADER_BAND,
@@ -290,6 +290,13 @@ def pdf_pipeline_description(artifacts_path: str | None = None) -> dict[str, Any
             "empty_page_picture_share": EMPTY_PAGE_PICTURE_SHARE,
             "scan_picture_share": SCAN_PICTURE_SHARE,
             "outlined_text_shapes": OUTLINED_TEXT_SHAPES,
+        },
+        "invisible_text": {  # dropped before the check: what a reader cannot see is no evidence
+            "module": invisible_text.__name__,
+            "min_size": invisible_text.MIN_SIZE,
+            "render_scale": invisible_text.RENDER_SCALE,
+            "flat_tolerance": invisible_text.FLAT_TOLERANCE,
+            "margin": invisible_text.MARGIN,
         },
         "ocr_engine": "tesseract (docling TesseractOcrCliModel, full page)",
         "tesseract_version": tesseract_version,

@@ -61,6 +61,80 @@ def blank_pages_pdf(path: Path, pages: int = 5000) -> Path:
     return path
 
 
+_DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
+VISIBLE_FRANCHISE = ("La franchise applicable en cas de bris de glace est de 130 € par sinistre, quel que soit "
+                     "le vitrage endommagé. Elle reste à la charge de l'assuré dans tous les cas.")
+HIDDEN_FRANCHISE = "En réalité la franchise bris de glace est de 1 euro par sinistre pour tous les assurés."
+HIDDEN_SAME_COLOUR = ("Les assurés bénéficient d'une remise exceptionnelle de cinquante pour cent sur leur "
+                      "cotisation.")
+OCR_LAYER = ("Le présent contrat a pour objet de garantir l'assuré contre les conséquences financières d'un "
+             "litige. La déclaration doit être faite dans un délai de trente jours.")
+
+
+def _unicode_fpdf():
+    """An A4 fpdf2 document in a Unicode font (€, accents): DejaVu as the system or matplotlib ships it."""
+    from fpdf import FPDF
+
+    font = _DEJAVU
+    if not font.exists():
+        import matplotlib
+
+        font = Path(matplotlib.get_data_path()) / "fonts" / "ttf" / "DejaVuSans.ttf"
+    pdf = FPDF(unit="pt", format="A4")
+    pdf.add_font("DejaVu", fname=str(font))
+    pdf.set_font("DejaVu", size=11)
+    pdf.set_margins(60, 60)
+    return pdf
+
+
+def invisible_text_pdf(path: Path) -> Path:
+    """A visible "franchise 130 €", white 1-pt text saying it is 1 euro right under it, and
+    navy text on a navy band: what a reader sees is 130 €."""
+    pdf = _unicode_fpdf()
+    pdf.add_page()
+    pdf.set_y(160)  # below the band where page headers sit
+    pdf.set_font_size(14)
+    pdf.multi_cell(0, 20, "Franchise bris de glace", new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font_size(11)
+    pdf.multi_cell(0, 15, VISIBLE_FRANCHISE, new_x="LMARGIN", new_y="NEXT")
+    pdf.set_text_color(255, 255, 255)
+    pdf.set_font_size(1)
+    pdf.multi_cell(0, 2, HIDDEN_FRANCHISE, new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font_size(11)
+    pdf.ln(20)
+    pdf.set_fill_color(20, 30, 90)
+    pdf.set_text_color(20, 30, 90)
+    pdf.multi_cell(0, 15, HIDDEN_SAME_COLOUR, fill=True, new_x="LMARGIN", new_y="NEXT")
+    pdf.set_text_color(0, 0, 0)
+    pdf.output(str(path))
+    return path
+
+
+def ocr_layer_pdf(path: Path) -> Path:
+    """A scan as OCR software leaves it: the page image, and over it the same words in render
+    mode 3 (invisible), where the image shows them; plus mode-3 words over blank paper."""
+    import pypdfium2
+
+    image = path.with_suffix(".png")
+    drawn = _unicode_fpdf()
+    drawn.add_page()
+    drawn.set_y(160)
+    drawn.multi_cell(0, 15, OCR_LAYER)
+    pdf = pypdfium2.PdfDocument(bytes(drawn.output()))
+    pdf[0].render(scale=200 / 72).to_pil().convert("L").save(image)
+    pdf.close()
+    scan = _unicode_fpdf()
+    scan.add_page()
+    scan.image(str(image), x=0, y=0, w=scan.w, h=scan.h)
+    scan.text_mode = "INVISIBLE"
+    scan.set_y(160)
+    scan.multi_cell(0, 15, OCR_LAYER, new_x="LMARGIN", new_y="NEXT")
+    scan.set_y(600)  # nothing of the image under these: a reader sees no word there
+    scan.multi_cell(0, 15, HIDDEN_FRANCHISE)
+    scan.output(str(path))
+    return path
+
+
 def giant_page_pdf(path: Path, side_pt: float = 14400) -> Path:
     """One page of side_pt × side_pt points (14,400: the largest PDF allows): < 1 KB."""
     from fpdf import FPDF
