@@ -185,6 +185,9 @@ def convert_and_save(
     started = time.perf_counter()
     if budget is not None:
         budgets.check_before_conversion(source_path, display_name, budget)
+    # before the reader, not only when it fails: a DTD it can parse is still refused, never read
+    if defect := office_defect(source_path):
+        raise DocumentError(display_name, defect)
     document, text_layer = convert_with_report(source_path, display_name, artifacts_path)
     if budget is not None:
         budgets.check_characters(len(body_text(document)), display_name, budget)

@@ -67,6 +67,7 @@ def hostile_store(tmp_path_factory):
     for kind in ("xxe", "laughs"):  # an external entity reading the secret; entities expanding to 10^10 "lol"
         docx_with_entities(docs / f"entites-{kind}.docx", kind, secret)
         html_with_entities(docs / f"entites-{kind}.html", kind, secret)
+    docx_with_entities(docs / "entites-declared.docx", "declared", secret)  # a DTD the reader could read
     settings = make_settings(root)
     instance = open_instance(settings)
     outcomes = {o.path.name: o for o in ingest([docs], settings, instance)}

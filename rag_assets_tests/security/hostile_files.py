@@ -176,16 +176,18 @@ def nested_html(path: Path, size: int = 50 * MB) -> Path:
 
 
 def _entities(kind: str, secret: Path) -> tuple[str, str]:
-    """(internal DTD subset, entity reference): an external entity reading `secret` (XXE), or
-    ten levels of entities each ten times the last (billion laughs: 10^10 "lol" if expanded)."""
+    """(internal DTD subset, entity reference): an external entity reading `secret` (XXE), an
+    entity declared and never used, or ten levels of entities each ten times the last (billion laughs: 10^10 "lol" if expanded)."""
     if kind == "xxe":
         return f'<!ENTITY xxe SYSTEM "{secret.resolve().as_uri()}">', "&xxe;"
+    if kind == "declared":  # a DTD a reader parses without harm: the entity is never used
+        return '<!ENTITY note "declared">', ""
     levels = ['<!ENTITY lol0 "lol">'] + [f'<!ENTITY lol{i} "{f"&lol{i - 1};" * 10}">' for i in range(1, 11)]
     return "".join(levels), "&lol10;"
 
 
 def docx_with_entities(path: Path, kind: str, secret: Path) -> Path:
-    """A DOCX whose word/document.xml declares `kind` entities ("xxe", "laughs") and uses them."""
+    """A DOCX whose word/document.xml declares `kind` entities ("xxe", "declared", "laughs") and uses them."""
     from docx import Document
 
     document = Document()
