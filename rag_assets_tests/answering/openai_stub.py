@@ -136,6 +136,18 @@ def catalogue(body: dict) -> dict[str, str]:
     return entries
 
 
+def retrieve_route(question: str) -> dict:
+    """The router's reply sending `question` to retrieval as it is."""
+    return {"json": {"kind": "retrieve", "standalone_question": question, "sub_questions": [question],
+                     "need": "targeted"}}
+
+
+def scripted_endpoint(server: ScriptedOpenAI):
+    from rag_assets.answering import Endpoint
+
+    return Endpoint(base_url=server.base_url, model="scripted-model", api_key="test-key", name="stub", timeout=30)
+
+
 def allowed_ids(body: dict) -> list[str]:
     schema = body["response_format"]["json_schema"]["schema"]
     return schema["properties"]["paragraphs"]["items"]["properties"]["source_ids"]["items"]["enum"]

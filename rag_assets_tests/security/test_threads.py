@@ -18,11 +18,12 @@ import sys
 
 import pytest
 
-from rag_assets.answering import Endpoint, ask
+from rag_assets.answering import ask
 from rag_assets.answering.log import AnswerLog, log_path_for
 from rag_assets.answering.memory import MAX_ID_CHARS, ThreadStore, identifier, thread_owner
 from rag_assets.retrieve.limits import QueryRefused
-from rag_assets_tests.answering.openai_stub import ScriptedOpenAI, allowed_ids, catalogue
+from rag_assets_tests.answering.openai_stub import (ScriptedOpenAI, allowed_ids, catalogue, retrieve_route,
+                                                    scripted_endpoint)
 from rag_assets_tests.conftest import PROJECT_ROOT
 
 RESTRICTED_TITLE = "Procédure de déclaration des sinistres climatiques"  # allowed_groups: [claims]
@@ -31,15 +32,6 @@ RESTRICTED_TEXT = ("Une expertise est missionnée dès que le montant estimé de
 MARKERS = [RESTRICTED_TITLE, "seuil de délégation", "visioexpertise", "expertise est missionnée"]
 ADDRESS = "12 rue des Lilas, 44000 Nantes"
 ZONE_A = "Quelle est la franchise pour une inondation en zone A ?"
-
-
-def endpoint(server: ScriptedOpenAI) -> Endpoint:
-    return Endpoint(base_url=server.base_url, model="scripted-model", api_key="test-key", name="stub", timeout=30)
-
-
-def fixed_route(question: str) -> dict:
-    return {"json": {"kind": "retrieve", "standalone_question": question, "sub_questions": [question],
-                     "need": "targeted"}}
 
 
 def echo_route(body: dict) -> dict:
@@ -73,16 +65,16 @@ def verify_any(body: dict) -> dict:
 def test_another_reader_continuing_a_thread_never_sees_its_restricted_history(kb, tmp_path):
     thread = f"t1-{tmp_path.name}"
     question = "Quand une expertise est-elle missionnée pour un sinistre climatique ?"
-    script = {"route": [fixed_route(question)], "answer": [answer_restricted], "verify": [verify_any]}
+    script = {"route": [retrieve_route(question)], "answer": [answer_restricted], "verify": [verify_any]}
     with ScriptedOpenAI(script) as server:
         first = ask(kb, question, thread_id=thread, user_groups=["claims"], user="alice",
-                    endpoints=[endpoint(server)])
+                    endpoints=[scripted_endpoint(server)])
     assert RESTRICTED_TEXT in first.text  # the claims reader got the restricted answer, remembered in t1
 
     script = {"route": [echo_route], "answer": [answer_from_first_source], "verify": [verify_any]}
     with ScriptedOpenAI(script) as server:
         second = ask(kb, "Et en période de crise ?", thread_id=thread, user_groups=[], user="alice",
-                     endpoints=[endpoint(server)])
+                     endpoints=[scripted_endpoint(server)])
         carried = json.dumps(server.requests, ensure_ascii=False)
     received = json.dumps(second.to_dict(), ensure_ascii=False, default=str)
     assert server.requests, "the second reader's ask went to the model"
@@ -95,7 +87,7 @@ def test_another_reader_continuing_a_thread_never_sees_its_restricted_history(kb
     script = {"route": [echo_route], "answer": [answer_from_first_source], "verify": [verify_any]}
     with ScriptedOpenAI(script) as server:
         ask(kb, "Et en période de crise ?", thread_id=thread, user_groups=["claims"], user="alice",
-            endpoints=[endpoint(server)])
+            endpoints=[scripted_endpoint(server)])
         assert RESTRICTED_TEXT in server.requests[0]["messages"][-1]["content"]
 
 
@@ -123,10 +115,10 @@ def test_two_users_with_the_same_groups_continuing_one_thread_id_share_nothing(k
     def as_user(user: str, text: str, route) -> tuple:
         script = {"route": [route], "answer": [answer_from_first_source], "verify": [verify_any]}
         with ScriptedOpenAI(script) as server:
-            answer = ask(kb, text, thread_id=thread, user_groups=["claims"], user=user, endpoints=[endpoint(server)])
+            answer = ask(kb, text, thread_id=thread, user_groups=["claims"], user=user, endpoints=[scripted_endpoint(server)])
         return answer, server.requests_for("route")[0]["messages"][-1]["content"], server.requests
 
-    alice, _, _ = as_user("alice", question, fixed_route(question))
+    alice, _, _ = as_user("alice", question, retrieve_route(question))
     assert alice.memory
     bob, history, requests = as_user("bob", follow_up, echo_route)
     assert bob.memory and "(aucun)" in history  # a thread of his own: no history
@@ -144,8 +136,8 @@ def test_an_anonymous_caller_gets_no_memory_and_is_told(kb, tmp_path):
     thread = f"anonyme-{tmp_path.name}"
     script = {"route": [echo_route], "answer": [answer_from_first_source], "verify": [verify_any]}
     with ScriptedOpenAI(script) as server:
-        first = ask(kb, f"J'habite au {ADDRESS} : {ZONE_A}", thread_id=thread, endpoints=[endpoint(server)])
-        second = ask(kb, "Et en zone B ?", thread_id=thread, user_groups=["claims"], endpoints=[endpoint(server)])
+        first = ask(kb, f"J'habite au {ADDRESS} : {ZONE_A}", thread_id=thread, endpoints=[scripted_endpoint(server)])
+        second = ask(kb, "Et en zone B ?", thread_id=thread, user_groups=["claims"], endpoints=[scripted_endpoint(server)])
         routed = server.requests_for("route")
     assert len(routed) == 2 and all("(aucun)" in r["messages"][-1]["content"] for r in routed)  # nothing read
     for answer in (first, second):

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from rag_assets.answering import AskOptions, Endpoint, ask
+from rag_assets.answering import AskOptions, ask
 from rag_assets.commands.ingest import summary_lines
 from rag_assets.retrieve.knowledge_base import KnowledgeBase
-from rag_assets_tests.answering.openai_stub import ScriptedOpenAI, catalogue
+from rag_assets_tests.answering.openai_stub import ScriptedOpenAI, catalogue, retrieve_route, scripted_endpoint
 from rag_assets_tests.security.hostile_files import HIDDEN_FRANCHISE, HIDDEN_SAME_COLOUR
 
 pytestmark = pytest.mark.slow
@@ -81,11 +81,8 @@ def test_a_model_answering_from_the_passage_beside_an_order_is_kept(evidence_sto
              "source_ids": [section(body, "Franchise bris de glace")]}],
             "missing_information": []}}
 
-    route = {"json": {"kind": "retrieve", "standalone_question": FRANCHISE, "sub_questions": [FRANCHISE],
-                      "need": "targeted"}}
-    with ScriptedOpenAI({"route": [route], "answer": [answers]}) as server:
-        endpoint = Endpoint(base_url=server.base_url, model="scripted-model", api_key="k", name="stub", timeout=30)
-        answer = ask(kb, FRANCHISE, endpoints=[endpoint], options=AskOptions(verify_with_llm=False))
+    with ScriptedOpenAI({"route": [retrieve_route(FRANCHISE)], "answer": [answers]}) as server:
+        answer = ask(kb, FRANCHISE, endpoints=[scripted_endpoint(server)], options=AskOptions(verify_with_llm=False))
     assert "La franchise bris de glace est de 130 € par sinistre." in answer.text
     assert "1 euro" not in answer.text
     assert any("écarté" in a and "consigne" in a for a in answer.alerts)
