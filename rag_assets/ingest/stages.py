@@ -290,7 +290,8 @@ def run_children(settings: Settings, document_id: str) -> StageResult:
     for row in parent_rows:
         parent = Parent.from_row(row)
         children.extend(chunker.chunk(parent, title=title))
-    version = short_id(sorted(c.child_id for c in children))
+    # what readers get with a version: the texts, and where a PDF prints them (new boxes, new version)
+    version = short_id(sorted(c.child_id for c in children), [c.boxes for c in children])
     rows = [{**c.to_row(), "version": version} for c in children]
     provenance = {
         "document_id": document_id,
