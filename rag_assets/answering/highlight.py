@@ -9,8 +9,8 @@ citation keeps its section path and says there is no page image.
 
 ``render`` draws each page of the evidence with pypdfium2, the quoted lines highlighted and the
 rest dimmed (pages one under the other when the quote runs across a page break). ``check``
-reads back, with pypdfium2, the text printed inside the boxes: it must hold the quote, and
-the boxes may cover at most twice the lines that the quote's words take.
+reads back, with pypdfium2, the text printed inside the boxes: it must hold the quote's words,
+and the boxes may cover at most twice the lines that the quote's words take.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ _ELLIPSIS = re.compile(r"\s*(?:\[\s*(?:\.\.\.|…)\s*\]|\(\s*(?:\.\.\.|…)\s*\)
 KINDS = {"application/vnd.openxmlformats-officedocument.wordprocessingml.document": "DOCX", "text/html": "HTML",
          "text/markdown": "Markdown"}
 SCALE = 2.0  # pixels per point of the rendered page (144 dpi)
-_PAD = 1.5  # points around a highlighted box
+_PAD = 1.5  # points around a highlighted box, as drawn
 DIM, HIGHLIGHT = (0, 0, 0, 110), (255, 214, 0, 90)  # RGBA over the page
 OUTLINE = (230, 120, 0, 255)
 
@@ -89,7 +89,8 @@ def attach(answer, kb) -> None:
             continue
         path, media_type = source_file(kb, entry.document_id)
         evidence = {"source_id": entry.source_id, "document_id": entry.document_id, "quote": paragraph.quote,
-                    "section": " > ".join(entry.heading_path), "file": str(path) if path else None, "pages": []}
+                    "section": " > ".join(entry.heading_path), "file": str(path) if path else None,
+                    "media_type": media_type, "pages": []}
         if media_type != PDF:
             evidence["no_page_image"] = f"{KINDS.get(media_type, media_type or 'non-PDF')} source"
         else:
@@ -134,12 +135,12 @@ def render(pdf_path: Path, pages: list[dict], out_path: Path, scale: float = SCA
     return out_path
 
 
-def image_name(answer_id: str, number: int, evidence: dict) -> str:
+def image_name(prefix: str, number: int, evidence: dict) -> str:
     pages = "-".join(str(p["page"]) for p in evidence["pages"])
-    return f"{answer_id}-{number}-{evidence['source_id']}-p{pages}.png"
+    return f"{prefix}-{number}-{evidence['source_id']}-p{pages}.png"
 
 
-def evidence_images(answer, folder: Path) -> list[dict]:
+def evidence_images(answer, folder: Path, prefix: str | None = None) -> list[dict]:
     """One PNG per quoting paragraph whose source is a PDF, written in ``folder``:
     ``[{"paragraph", "source_id", "path" | None, "note" | None}]`` (a note says why no image)."""
     out = []
@@ -151,18 +152,33 @@ def evidence_images(answer, folder: Path) -> list[dict]:
                 "note": evidence.get("no_page_image")}
         if evidence["pages"] and evidence.get("file"):
             item["path"] = str(render(Path(evidence["file"]), evidence["pages"],
-                                      Path(folder) / image_name(answer.answer_id, number, evidence)))
+                                      Path(folder) / image_name(prefix or answer.answer_id, number, evidence)))
         out.append(item)
     return out
 
 
 # ------------------------------------------------------------------------- measure
 
+def checked_paragraphs(answer) -> list[dict]:
+    """``check`` of each shown paragraph quoting a PDF source (a quote not located counts as failed):
+    ``[{"source_id", "quote", "ok", "contains", "boxes", "quote_lines"}]``."""
+    out = []
+    for paragraph in answer.paragraphs:
+        evidence = paragraph.evidence or {}
+        if evidence.get("media_type") != PDF:
+            continue
+        result = {"contains": False, "boxes": 0, "quote_lines": 0, "ok": False}
+        if evidence["pages"] and evidence.get("file"):
+            result = check(Path(evidence["file"]), evidence["pages"], evidence["quote"])
+        out.append({"source_id": evidence["source_id"], "quote": evidence["quote"], **result})
+    return out
+
+
 def _printed(text: str) -> str:
-    """Text as compared by ``check``: case-folded, no spaces, typographic variants unified,
-    hyphenation at a line end undone, table pipes dropped; accents kept."""
-    text = re.sub(r"[-‐‑]\s*[\r\n]+\s*", "", text)
-    return "".join(k for _, k in comparable(text) if k not in "|\\")
+    """Text as compared by ``check``: its words (letters, digits, %, €, $) case-folded, with
+    hyphenation at a line end undone and accents kept. Punctuation and bullets are no words:
+    a list item's marker is written by the parents stage, not printed as such."""
+    return "".join(k for _, k in _keys(re.sub(r"[-‐‑]\s*[\r\n]+\s*", "", text)))
 
 
 def check(pdf_path: Path, pages: list[dict], quote: str) -> dict:
@@ -177,7 +193,8 @@ def check(pdf_path: Path, pages: list[dict], quote: str) -> dict:
             page = pdf[entry["page"] - 1]
             textpage = page.get_textpage()
             for left, top, right, bottom in entry["boxes"]:
-                x0, y0, x1, y1 = page_space_box(page, (left - _PAD, top - _PAD, right + _PAD, bottom + _PAD))
+                # the box as it is: padded, it would take letters of the lines above and below
+                x0, y0, x1, y1 = page_space_box(page, (left, top, right, bottom))
                 pieces.append(_printed(textpage.get_text_bounded(x0, y0, x1, y1)))
             textpage.close()
             page.close()

@@ -149,13 +149,14 @@ class Answer:
             entry.pop("text", None)  # the registry without the (long) context text
         return data
 
-    def evidence_images(self, folder) -> list[dict]:
+    def evidence_images(self, folder, prefix: str | None = None) -> list[dict]:
         """One PNG per quoting paragraph whose source is a PDF: its page with the quoted lines
-        highlighted, written in ``folder``; ``[{"paragraph", "source_id", "path", "note"}]``
-        (``path`` None and a ``note`` for a source without pages)."""
+        highlighted, written in ``folder`` (names start with ``prefix``, default the answer id);
+        ``[{"paragraph", "source_id", "path", "note"}]`` (``path`` None and a ``note`` for a
+        source without pages)."""
         from rag_assets.answering.highlight import evidence_images
 
-        return evidence_images(self, folder)
+        return evidence_images(self, folder, prefix)
 
     def _shown(self, number: int, paragraph: Paragraph, source_id: str, images: dict[int, dict] | None) -> str:
         """What follows a citation's name when page images were asked for."""
