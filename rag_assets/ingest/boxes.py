@@ -4,8 +4,9 @@ parent or child maps back to the lines that print it.
 A *line* is ``[start, end, page, l, t, r, b]``: the characters ``[start, end)`` of a text (a block,
 then a parent or a child) printed on page ``page`` (1-based) inside the box ``l, t, r, b``.
 Coordinates are PDF points with the origin at the page's **top-left** corner, y growing
-downwards, on the page as shown (its rotation applied: the way it is drawn). Docling gives item boxes with a bottom-left origin
-(PDF's) and table cells with a top-left one; both are converted here, once.
+downwards, on the page as shown (its rotation applied: the way it is drawn). Docling gives
+item boxes with a bottom-left origin (PDF's) and table cells with a top-left one; both are
+converted here, once.
 
 Docling keeps one box per item (a paragraph) and per table cell. Lines come from the PDF's
 own text layer, read with pypdfium2: the characters inside an item's box, grouped into rows,

@@ -45,7 +45,8 @@ def make_pdf(path: Path) -> None:
     pdf.core_fonts_encoding = "windows-1252"
     pdf.set_auto_page_break(False)
     pdf.add_page()
-    for y, heading in ((60, "Article 1 - Garanties"), (220, "Article 2 - Franchises"), (700, "Article 3 - Déclaration")):
+    headings = ((60, "Article 1 - Garanties"), (220, "Article 2 - Franchises"), (700, "Article 3 - Déclaration"))
+    for y, heading in headings:
         pdf.set_font("Helvetica", style="B", size=14)
         pdf.set_xy(60, y)
         pdf.cell(480, 18, heading)
@@ -103,7 +104,8 @@ def test_every_box_holds_the_text_it_stands_for(converted):
     assert boxed and all(p.page_sizes for p in boxed)
     for parent in boxed:
         for start, end, page, *box in parent.boxes:
-            assert _letters(parent.text[start:end]) in _letters(_text_under(path, page, box)), (parent.text[start:end], box)
+            written = parent.text[start:end]
+            assert _letters(written) in _letters(_text_under(path, page, box)), (written, box)
         assert parent.page_sizes["1"] == [595.3, 841.9]  # A4 in points; boxes have a top-left origin
 
 
@@ -116,7 +118,8 @@ def test_each_column_line_is_boxed_in_its_own_column(converted):
     assert len(left_lines) == len(LEFT) and len(right_lines) == len(RIGHT)
     assert all(b[5] < MIDDLE for b in left_lines) and all(b[3] > MIDDLE for b in right_lines)
     # a sentence of the right column over two lines: its two lines, nothing of the left column
-    pages = locate(parent.to_row(), "Les bijoux ne sont couverts que s'ils sont rangés dans un coffre-fort scellé au mur")
+    quote = "Les bijoux ne sont couverts que s'ils sont rangés dans un coffre-fort scellé au mur"
+    pages = locate(parent.to_row(), quote)
     assert [p["page"] for p in pages] == [1] and len(pages[0]["boxes"]) == 3
     assert all(box[0] > MIDDLE for box in pages[0]["boxes"])
 
