@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from rag_assets.answering.config import endpoints_from_settings
 from rag_assets.answering.extractive import ExtractiveAnswerer
+from rag_assets.answering.highlight import attach as attach_evidence
 from rag_assets.answering.generation import Endpoint, EndpointsExhausted, LLMClient, generate_answer
 from rag_assets.answering.log import AnswerLog, log_path_for
 from rag_assets.answering.memory import identifier, thread_owner, thread_store_for
@@ -85,6 +86,7 @@ def ask(kb, question: str, thread_id: str | None = None, user_groups=None, *, us
                     route=route, mode="direct" if route.kind == "direct" else ("llm" if llm else "extractive"))
     if route.kind != "direct":
         _answer_from_sources(kb, answer, route, user_groups, llm, options, alerts)
+        attach_evidence(answer, kb)  # where each quote is printed, for page images
     answer.alerts = list(dict.fromkeys(alerts + answer.alerts))
     if llm is not None:
         answer.attempts = list(llm.attempts)

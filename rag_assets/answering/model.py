@@ -86,6 +86,9 @@ class Paragraph:
     quote_found: bool | None = None
     unsupported_numbers: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # where the quote is printed (answering/highlight.py): source, file, pages with boxes and page
+    # size, or why there is no page image
+    evidence: dict | None = None
 
     @property
     def display(self) -> str:
@@ -147,7 +150,30 @@ class Answer:
             entry.pop("text", None)  # the registry without the (long) context text
         return data
 
-    def render(self) -> str:
+    def evidence_images(self, folder, prefix: str | None = None) -> list[dict]:
+        """One PNG per quoting paragraph whose source is a PDF: its page with the quoted lines
+        highlighted, written in ``folder`` (names start with ``prefix``, default the answer id);
+        ``[{"paragraph", "source_id", "path", "note"}]`` (``path`` None and a ``note`` for a
+        source without pages)."""
+        from rag_assets.answering.highlight import evidence_images
+
+        return evidence_images(self, folder, prefix)
+
+    def _shown(self, number: int, paragraph: Paragraph, source_id: str, images: dict[int, dict] | None) -> str:
+        """What follows a citation's name when page images were asked for."""
+        evidence = paragraph.evidence or {}
+        if images is None or evidence.get("source_id") != source_id:
+            return ""
+        image = images.get(number) or {}
+        if image.get("path"):
+            return f" — page image: {image['path']}"
+        section = evidence.get("section")
+        return (f" — no page image ({image.get('note') or evidence.get('no_page_image')})"
+                + (f"; section: {section}" if section else ""))
+
+    def render(self, images: dict[int, dict] | None = None) -> str:
+        """The answer for a terminal; with ``images`` (paragraph number -> ``evidence_images``
+        item), each quoted citation is followed by its page image or why there is none."""
         if self.mode == "direct":
             return self.route.direct_reply or ""
         lines: list[str] = []
@@ -157,12 +183,12 @@ class Answer:
             if entry is not None:
                 lines.append(f"   ↳ {entry.name}")
             lines.append("")
-        for paragraph in self.paragraphs:
+        for number, paragraph in enumerate(self.paragraphs, start=1):
             lines.append(paragraph.display)
             for source_id in paragraph.source_ids:
                 entry = self.source(source_id)
                 if entry is not None:
-                    lines.append(f"   ↳ {entry.name}")
+                    lines.append(f"   ↳ {entry.name}{self._shown(number, paragraph, source_id, images)}")
             lines.append("")
         for sub in self.sub_questions:
             if sub.status == NO_SOURCE:

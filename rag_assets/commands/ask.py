@@ -5,6 +5,7 @@ from __future__ import annotations
 import getpass
 import json
 import sys
+from pathlib import Path
 
 from rag_assets.answering.ask import AskOptions, ask
 from rag_assets.answering.config import endpoints_from_settings
@@ -50,10 +51,16 @@ def cmd_ask(args, settings) -> int:
     finally:
         if local is not None:
             local.stop()
+    images = None
+    if args.show:
+        images = {item["paragraph"]: item for item in answer.evidence_images(Path(args.show))}
     if args.json:
-        print(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2, default=str))
+        data = answer.to_dict()
+        if images is not None:
+            data["evidence_images"] = list(images.values())
+        print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
     else:  # source names (file names) shown escaped, never acted on by the terminal
-        print("\n".join(printable(line) for line in answer.render().split("\n")))
+        print("\n".join(printable(line) for line in answer.render(images).split("\n")))
     return 0
 
 
@@ -82,5 +89,7 @@ def add_ask_parser(subparsers) -> None:
     p.add_argument("--threshold", type=float, default=None,
                    help="least probability (0–1) that the sources answer before 'no source found' "
                         "(default: the fitted gate's, rag_assets/answering/gate_model.json)")
+    p.add_argument("--show", metavar="DIR", help="write each cited PDF page, the quoted lines highlighted, as a PNG "
+                                                 "in DIR and print its path beside the citation")
     p.add_argument("--no-llm-verify", action="store_true", help="lexical support check instead of the model's")
     p.set_defaults(func=cmd_ask)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 from rag_assets.commands.ingest import cmd_ingest
 from rag_assets.errors import printable
@@ -66,5 +67,20 @@ def cmd_demo(args, settings) -> int:
     for question in ("Quelle est la franchise pour une inondation en zone A ?",
                      "Quel est le préavis de résiliation du contrat MX-200 ?"):
         print(f"\n=== rag-assets ask \"{question}\"\n")
-        print(kb.ask(question).render())
+        answer = kb.ask(question)
+        print(answer.render())
+        if question.startswith("Quelle est la franchise"):
+            _demo_evidence_page(answer, Path(settings.store).parent / "evidence" / "franchise-inondation-zone-a.png")
     return status
+
+
+def _demo_evidence_page(answer, path: Path) -> None:
+    """The deductible table's page with the quoted row highlighted (``ask --show`` does it per citation)."""
+    from rag_assets.answering.highlight import render
+
+    evidence = next((p.evidence for p in answer.paragraphs if p.evidence and p.evidence["pages"]), None)
+    if evidence is None:
+        print("\nno evidence page: the answer quotes no PDF passage")
+        return
+    render(Path(evidence["file"]), evidence["pages"], path)
+    print(f"\nevidence page (quoted lines highlighted): {path}")

@@ -14,6 +14,7 @@ from rag_assets.evaluation.reporting import PER_QUESTION, SUMMARY, TABLE, plot_b
 from rag_assets.store import write_json_atomic
 
 PLOTS = {"headline": "answer_metrics.png", "question_type": "answers_by_question_type.png"}
+EVIDENCE_DIR = "evidence"  # highlighted evidence pages of a few questions, beside the plots
 # (key, label, digits, kind): the columns of the table every answer run prints
 COLUMNS = (
     ("citation_correct", "citation correctness", 3, "rate"),
@@ -25,6 +26,7 @@ COLUMNS = (
     ("refused_answerable", "answerable refused", 3, "rate"),
     ("premise_false_alarms", "premise false alarms", 3, "rate"),
     ("supported_share", "paragraphs supported", 3, "rate"),
+    ("evidence_highlighted", "PDF quotes highlighted", 3, "rate"),
     ("withheld_paragraphs", "withheld / answer", 3, "rate"),
     ("latency_s", "median latency (s)", 2, "seconds"),
     ("total_tokens", "tokens / question", 0, "count"),
@@ -57,6 +59,8 @@ def counts_line(summary: dict) -> str:
             f"{c['out_of_corpus']} out-of-corpus ({c['out_of_corpus_refused']} refused), {c['false_premises']} false "
             f"premises ({c['false_premises_flagged']} flagged); {c['unsupported_numbers_shown']} shown numbers absent "
             f"from their cited sources; {c['paragraphs_withheld']} paragraphs withheld"
+            + (f"; {c['pdf_quotes_highlighted']}/{c['pdf_quotes']} PDF quotes highlighted on their page"
+               if c.get("pdf_quotes") else "")
             + (f"; {len(c['errors'])} errors" if c.get("errors") else ""))
 
 
@@ -108,10 +112,11 @@ def write_plots(run_dir: Path, summary: dict) -> dict[str, str]:
     return plots
 
 
-def write_run(run_dir: Path, summary: dict, rows: list[dict]) -> dict:
+def write_run(run_dir: Path, summary: dict, rows: list[dict], evidence_pages: list[str] = ()) -> dict:
     run_dir.mkdir(parents=True, exist_ok=True)
     write_per_question(run_dir / PER_QUESTION, _flat(rows))
-    summary["files"] = {"per_question": PER_QUESTION, "table": TABLE, "plots": write_plots(run_dir, summary)}
+    summary["files"] = {"per_question": PER_QUESTION, "table": TABLE, "plots": write_plots(run_dir, summary),
+                        "evidence_pages": list(evidence_pages)}
     (run_dir / TABLE).write_text(markdown_table(summary) + "\n", encoding="utf-8")
     write_json_atomic(run_dir / SUMMARY, json_safe(summary))
     return summary

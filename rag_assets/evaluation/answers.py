@@ -21,7 +21,11 @@ question's `answer`, `evidence` and `trap`:
   question's figure or named guarantee is contradicted or absent), and for a false number
   corrected (flagged and the right figure given); premise flags on ordinary questions are
   counted as false alarms;
-* latency and tokens.
+* latency and tokens;
+* evidence on the page: for each shown paragraph quoting a PDF source, whether the text
+  pypdfium2 reads inside its highlighted boxes holds the quote, the boxes covering at most
+  twice the quote's own lines (answering/highlight.py); the run keeps the highlighted pages
+  of a few questions in ``evidence/``.
 
 Means carry 95 % percentile-bootstrap CIs (evaluation/metrics.py's resampling, fixed
 seed); the median latency gets its own bootstrap interval. A run is written to
@@ -43,6 +47,7 @@ from typing import Callable
 import numpy as np
 
 from rag_assets.answering.figures import Figure, figures, same_figure
+from rag_assets.answering.highlight import checked_paragraphs
 from rag_assets.answering.verification import check_numbers
 from rag_assets.evaluation import metrics as m
 from rag_assets.evaluation import provenance, reporting, targets
@@ -71,6 +76,7 @@ SUBSETS: dict[str, dict[str, tuple[str, ...]]] = {
     },
 }
 PREMISE_TRAPS = ("false-number", "near-miss-term")
+EVIDENCE_SAMPLE = 5  # questions whose highlighted evidence pages a run keeps
 HEADLINE = (
     ("refused_answerable", "answerable questions refused", "lower"),
     ("citation_correct", "citation correctness (answered)", "higher"),
@@ -82,6 +88,7 @@ HEADLINE = (
     ("false_premise_corrected", "false numbers corrected", "higher"),
     ("premise_false_alarms", "premise flags on ordinary questions", "lower"),
     ("supported_share", "shown paragraphs supported", "higher"),
+    ("evidence_highlighted", "cited PDF quotes highlighted on their page", "higher"),
     ("latency_s", "median latency (s)", "lower"),
     ("total_tokens", "tokens per question (mean)", "info"),
 )
@@ -328,6 +335,8 @@ def score_answer(question: Question, answer, kb, documents: dict, judged: dict |
             expected.figures else None
     else:
         row["false_premise_corrected"] = None
+    highlighted = checked_paragraphs(answer)
+    row.update(evidence_checks=highlighted, evidence_ok=[bool(h["ok"]) for h in highlighted])
     usage = answer.usage or {}
     row.update(latency_s=float(answer.latency_s), prompt_tokens=usage.get("prompt_tokens"),
                completion_tokens=usage.get("completion_tokens"), total_tokens=usage.get("total_tokens"),
@@ -395,6 +404,9 @@ def summarize_rows(rows: list[dict], resamples: int = m.RESAMPLES, seed: int = m
     out["premise_false_alarms"] = _mean(_values(rows, "premise_flagged", lambda r: not r.get("trap")),
                                         resamples, seed)
     out["supported_share"] = _mean(_values(rows, "supported_share", answered), resamples, seed)
+    # per cited PDF passage, pooled over the questions
+    out["evidence_highlighted"] = _mean(np.asarray([float(ok) for r in rows for ok in r.get("evidence_ok") or []],
+                                                   dtype=np.float64), resamples, seed)
     out["latency_s"] = median_interval(_values(rows, "latency_s"), resamples, seed)
     out["latency_mean_s"] = _mean(_values(rows, "latency_s"), resamples, seed)
     out["total_tokens"] = _mean(_values(rows, "total_tokens"), resamples, seed)
@@ -419,6 +431,8 @@ def totals(rows: list[dict]) -> dict:
         "false_premises_flagged": sum(bool(r.get("premise_flagged")) for r in premises),
         "unsupported_numbers_shown": sum(int(r.get("n_unsupported_numbers") or 0) for r in rows),
         "paragraphs_withheld": sum(int(r.get("n_withheld") or 0) for r in rows),
+        "pdf_quotes": sum(len(r.get("evidence_ok") or []) for r in rows),
+        "pdf_quotes_highlighted": sum(sum(r.get("evidence_ok") or []) for r in rows),
         "errors": [{"qid": r["qid"], "error": r["error"]} for r in rows if r.get("error")],
     }
 
@@ -531,6 +545,7 @@ def evaluate_answers(name: str, settings: Settings, options: AnswerEvalOptions |
             or f"build it first (rag-assets eval {name})"))
     judge_llm = _judge_client(options)
     rows: list[dict] = []
+    shown: list[tuple[str, object]] = []  # (question id, answer) whose evidence pages the run keeps
     with _Answerer(options, settings) as answerer:
         log(f"{name}: {len(questions)} questions answered by {answerer.description}")
         for number, question in enumerate(questions, start=1):
@@ -551,6 +566,8 @@ def evaluate_answers(name: str, settings: Settings, options: AnswerEvalOptions |
                     judged = {"verdict": None, "reason": f"judge failed: {type(exc).__name__}: {exc}", "model": None}
             row = score_answer(question, answer, kb, documents, judged)
             rows.append(row)
+            if row["evidence_ok"] and len(shown) < EVIDENCE_SAMPLE:
+                shown.append((question.id, answer))
             log(f"[{number}/{len(questions)}] {question.id} {'refused' if row['refused'] else 'answered'}"
                 f" citation={_flag(row.get('citation_correct'))} answer={_flag(row.get('answer_correct'))}"
                 f" premise={_flag(row.get('premise_flagged'))} unsupported={row.get('n_unsupported_numbers')}"
@@ -584,7 +601,9 @@ def evaluate_answers(name: str, settings: Settings, options: AnswerEvalOptions |
     from rag_assets.evaluation import answer_reporting
 
     run_dir = Path(summary["run_dir"])
-    answer_reporting.write_run(run_dir, summary, rows)
+    pages = [item["path"] for qid, answer in shown
+             for item in answer.evidence_images(run_dir / answer_reporting.EVIDENCE_DIR, prefix=qid) if item["path"]]
+    answer_reporting.write_run(run_dir, summary, rows, [str(Path(p).relative_to(run_dir)) for p in pages])
     plots = {key: run_dir / file for key, file in summary["files"]["plots"].items()}
     return AnswerEvalResult(summary, run_dir, answer_reporting.markdown_table(summary), rows, plots)
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import polars as pl
 
 PROVENANCE_KEY = "rag_assets.provenance"
-PARENT_JSON_COLUMNS = ("blocks",)  # parents keep their blocks as JSON text
+PARENT_JSON_COLUMNS = ("blocks", "boxes", "page_sizes")  # parents keep these as JSON text
+CHILD_JSON_COLUMNS = ("boxes",)
 
 
 def write_rows(path: Path, rows: list[dict], provenance: dict, json_columns: tuple[str, ...] = ()) -> None:

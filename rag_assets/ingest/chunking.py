@@ -16,10 +16,11 @@ out over the budget is cut again.
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Callable
 
 from rag_assets.hashing import short_id
+from rag_assets.ingest.boxes import Line, within
 from rag_assets.ingest.sections import Block, Parent
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\n+")
@@ -46,6 +47,7 @@ class Child:
     kind: str
     pages: list[int]
     heading_path: list[str]
+    boxes: list[Line] = field(default_factory=list)  # the parent's boxes of this text, offsets into it
 
     def to_row(self) -> dict:
         return asdict(self)
@@ -228,6 +230,7 @@ class ParentChunker:
                     kind=kinds.pop() if len(kinds) == 1 else "mixed",
                     pages=sorted({p for b in blocks for p in b.pages}),
                     heading_path=parent.heading_path,
+                    boxes=within(parent.boxes, start, end),
                 )
             )
         return children

@@ -13,6 +13,10 @@ under the same heading (its siblings and their subsections), up to ``min_tokens`
 merged parent's path is their common heading path and the headings below it become lines
 of its text, so nothing read under a heading loses it. Records (one parent per record of a
 benchmark collection) are never merged.
+
+Given the PDF's text layer (``boxes.PdfText``), a parent keeps where its text is printed: its
+``boxes`` (lines and table cells, with character offsets into its text, top-left origin; see
+ingest/boxes.py) and the sizes of those pages.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from docling_core.types.doc import (
 )
 
 from rag_assets.hashing import short_id
+from rag_assets.ingest.boxes import Line, PdfText, page_sizes, shifted
 
 SEPARATOR = "\n\n"
 # A short line just before a table that names it, when the format has no caption link
@@ -56,6 +61,7 @@ class Block:
     caption: str | None = None
     header_end: int | None = None  # tables: offset (in the parent) where data rows start
     picture_path: str | None = None
+    lines: list[Line] = field(default_factory=list, repr=False)  # offsets in the block; kept by the parent
 
 
 @dataclass
@@ -71,6 +77,8 @@ class Parent:
     picture_paths: list[str] = field(default_factory=list)
     table_count: int = 0
     record_id: str | None = None  # record collections (BEIR corpus): the record this parent is
+    boxes: list[Line] = field(default_factory=list)  # PDFs: where the text is printed (ingest/boxes.py)
+    page_sizes: dict[str, list[float]] = field(default_factory=dict)  # "3" -> [width, height] in points
 
     @classmethod
     def from_row(cls, row: dict) -> "Parent":
@@ -78,7 +86,7 @@ class Parent:
 
     def to_row(self) -> dict:
         row = asdict(self)
-        row["blocks"] = [asdict(b) for b in self.blocks]
+        row["blocks"] = [{k: v for k, v in asdict(b).items() if k != "lines"} for b in self.blocks]
         return row
 
 
@@ -118,7 +126,7 @@ def _picture_path(item: PictureItem) -> str | None:
 _ROW_KEY_CHARS = 80
 
 
-def _table_markdown(item: TableItem, document: DoclingDocument) -> tuple[str, int]:
+def _table_markdown(item: TableItem, document: DoclingDocument) -> tuple[str, int, list[tuple[int, int, object]]]:
     """Compact Markdown (no alignment padding, which only costs tokens) and the number of
     leading lines that form the header (header rows + the ``|---|`` line).
 
@@ -126,11 +134,12 @@ def _table_markdown(item: TableItem, document: DoclingDocument) -> tuple[str, in
     columns keep their place); a cell spanning rows is repeated only while it is short.
     Empty rows and columns are dropped. Header rows are the leading rows Docling marked
     as column headers, else the first row; a "header" that is most of the table is a
-    detection error and falls back to the first row."""
+    detection error and falls back to the first row. Also (start, end, cell) of each written
+    cell in the Markdown, to find its box."""
     grid = item.data.grid
     if not grid or not grid[0]:
         text = item.export_to_markdown(document).strip()
-        return text, min(2, len(text.splitlines()))
+        return text, min(2, len(text.splitlines())), []
 
     def cell(c, r: int, col: int) -> str:
         text = " ".join(c.text.split()).replace("|", "\\|")
@@ -144,7 +153,7 @@ def _table_markdown(item: TableItem, document: DoclingDocument) -> tuple[str, in
     keep_cols = [j for j in range(len(rows[0])) if any(row[j] for row in rows)]
     kept = [(r, [row[j] for j in keep_cols]) for r, row in enumerate(rows) if any(row)]
     if not kept or not keep_cols:
-        return "", 0
+        return "", 0, []
     marked = 0
     for r, _ in kept:
         if grid[r] and all(c.column_header for c in grid[r] if c.text.strip()) and any(c.text.strip() for c in grid[r]):
@@ -154,7 +163,17 @@ def _table_markdown(item: TableItem, document: DoclingDocument) -> tuple[str, in
     header_rows = marked if 0 < marked <= max(1, len(kept) // 3) else 1
     lines = ["| " + " | ".join(values) + " |" for _, values in kept]
     lines.insert(header_rows, "|" + "---|" * len(keep_cols))
-    return "\n".join(lines), header_rows + 1
+    cells, offset = [], 0
+    for number, line in enumerate(lines):
+        if number != header_rows:
+            r, values = kept[number if number < header_rows else number - 1]
+            position = offset + 2
+            for j, value in zip(keep_cols, values):
+                if value:
+                    cells.append((position, position + len(value), grid[r][j]))
+                position += len(value) + 3
+        offset += len(line) + 1
+    return "\n".join(lines), header_rows + 1, cells
 
 
 def _record_id(document: DoclingDocument, refs: list[str]) -> str | None:
@@ -168,8 +187,30 @@ def _record_id(document: DoclingDocument, refs: list[str]) -> str | None:
     return None
 
 
-def _blocks_and_headings(document: DoclingDocument):
-    """Yield ("heading", level, text) and ("block", Block) in reading order."""
+def _text_lines(layout: PdfText | None, item, at: int, length: int) -> list[Line]:
+    """Lines of an item written stripped at ``at`` in its block (``length`` characters)."""
+    if layout is None:
+        return []
+    lead = len(item.text) - len(item.text.lstrip())
+    return shifted(layout.item_lines(item, item.text), at - lead, at + length)
+
+
+def _table_lines(layout: PdfText | None, item: TableItem, caption_item, caption: str | None, at: int,
+                 cells: list[tuple[int, int, object]]) -> list[Line]:
+    """The caption's lines, then each written cell's box (a cell is one highlight)."""
+    if layout is None or not item.prov:
+        return []
+    lines = _text_lines(layout, caption_item, 0, len(caption)) if caption_item is not None and caption else []
+    for start, end, cell in cells:
+        where = layout.cell_box(item, cell)
+        if where is not None:
+            lines.append([at + start, at + end, where[0], *where[1]])
+    return lines
+
+
+def _blocks_and_headings(document: DoclingDocument, layout: PdfText | None = None):
+    """Yield ("heading", level, text) and ("block", Block) in reading order; with ``layout``,
+    each block knows its lines."""
     caption_refs = _caption_refs(document)
     pending_caption: TextItem | SectionHeaderItem | None = None
 
@@ -183,7 +224,9 @@ def _blocks_and_headings(document: DoclingDocument):
                 # "Formule PJ 2" over a comparison's column stays a line of text)
                 yield ("heading", max(1, int(item.level)), item.text.strip())
             else:
-                yield ("block", Block("text", item.text.strip(), [item.self_ref], _pages(item)))
+                text = item.text.strip()
+                yield ("block", Block("text", text, [item.self_ref], _pages(item),
+                                      lines=_text_lines(layout, item, 0, len(text))))
 
     for item, _level in document.iterate_items():
         if isinstance(item, TitleItem):
@@ -198,24 +241,30 @@ def _blocks_and_headings(document: DoclingDocument):
         elif isinstance(item, TableItem):
             caption = item.caption_text(document).strip() or None
             refs = [item.self_ref, *(ref.cref for ref in item.captions)]
+            caption_item = item.captions[0].resolve(document) if len(item.captions) == 1 else None
             if caption is None and pending_caption is not None:
                 caption, refs = pending_caption.text.strip(), [pending_caption.self_ref, item.self_ref]
-                pending_caption = None
+                caption_item, pending_caption = pending_caption, None
             yield from flush_pending()
-            markdown, header_lines = _table_markdown(item, document)
+            markdown, header_lines, cells = _table_markdown(item, document)
             if markdown:
                 text = f"{caption}{SEPARATOR}{markdown}" if caption else markdown
                 header = "\n".join(markdown.split("\n")[:header_lines])
                 # relative to the block's text here; build_parents makes it a parent offset
                 header_end = len(text) - len(markdown) + len(header)
-                yield ("block", Block("table", text, refs, _pages(item), caption=caption, header_end=header_end))
+                lines = _table_lines(layout, item, caption_item, caption, len(text) - len(markdown), cells)
+                yield ("block", Block("table", text, refs, _pages(item), caption=caption, header_end=header_end,
+                                      lines=lines))
         elif isinstance(item, PictureItem):
             yield from flush_pending()
             caption = item.caption_text(document).strip() or None
             text = "\n".join(t for t in (caption, picture_text(item, document)) if t)
+            # the text of a picture is drawn inside it: the picture's box is its one highlight
+            where = layout.item_box(item) if layout is not None and text else None
             yield ("block", Block("picture", text, [item.self_ref, *(ref.cref for ref in item.captions)],
                                   _pages(item), caption=caption,
-                                  picture_path=_picture_path(item)))
+                                  picture_path=_picture_path(item),
+                                  lines=[[0, len(text), where[0], *where[1]]] if where else []))
         elif isinstance(item, TextItem):
             if item.self_ref in caption_refs or item.label in (DocItemLabel.PAGE_HEADER, DocItemLabel.PAGE_FOOTER):
                 continue
@@ -226,15 +275,18 @@ def _blocks_and_headings(document: DoclingDocument):
             if _CAPTION_LIKE.match(text) and len(text) < 200:
                 pending_caption = item  # decided by what follows: a table adopts it
                 continue
+            at, length = 0, len(text)
             if isinstance(item, FormulaItem) or item.label == DocItemLabel.FORMULA or _DISPLAY_MATH.match(text):
                 kind = "formula"
             elif isinstance(item, ListItem):
                 kind = "list"
                 marker = (item.marker or "-").strip()
-                text = f"{marker} {text}" if not text.startswith(marker) else text
+                if not text.startswith(marker):
+                    text, at = f"{marker} {text}", len(marker) + 1
             else:
                 kind = "text"
-            yield ("block", Block(kind, text, [item.self_ref], _pages(item)))
+            yield ("block", Block(kind, text, [item.self_ref], _pages(item),
+                                  lines=_text_lines(layout, item, at, length)))
     yield from flush_pending()
 
 
@@ -284,11 +336,13 @@ def build_parents(
     count_tokens: Callable[[str], int],
     max_tokens: int = 2000,
     min_tokens: int = 0,
+    layout: PdfText | None = None,
 ) -> list[Parent]:
     """Group body blocks by heading path; an oversized section is cut at block
     boundaries into several parents (same heading path, consecutive ordinals); a section
     under ``min_tokens`` is joined with the sections after it under the same heading
-    (never in record collections)."""
+    (never in record collections). With ``layout`` (a PDF's text layer), each parent keeps
+    its boxes and page sizes."""
     sections: list[tuple[list[str], list[Block], int]] = []  # heading path, blocks, tokens
     headings: list[tuple[int, str]] = []
     current: list[Block] = []
@@ -300,7 +354,7 @@ def build_parents(
             sections.append(([h for _, h in headings], current, current_tokens))
         current, current_tokens = [], 0
 
-    for event in _blocks_and_headings(document):
+    for event in _blocks_and_headings(document, layout):
         if event[0] == "heading":
             _, level, text = event
             close()
@@ -317,6 +371,7 @@ def build_parents(
     if min_tokens and not records:
         sections = _merge_short_sections(sections, min_tokens, max_tokens)
 
+    sizes = page_sizes(document) if layout is not None else {}
     parents: list[Parent] = []
     seen: dict[str, int] = {}
     orphans: list[str] = []
@@ -338,6 +393,7 @@ def build_parents(
             orphans.extend(r for b in blocks for r in b.refs)
             continue
         content_key = short_id(document_id, path, text)
+        boxes = [line for b in kept for line in shifted(b.lines, b.start)]
         duplicate = seen.get(content_key, 0)
         seen[content_key] = duplicate + 1
         parents.append(
@@ -353,6 +409,8 @@ def build_parents(
                 picture_paths=pictures,
                 table_count=sum(b.kind == "table" for b in blocks),
                 record_id=_record_id(document, [r for b in blocks for r in b.refs]),
+                boxes=boxes,
+                page_sizes={str(p): sizes[str(p)] for p in sorted({line[2] for line in boxes}) if str(p) in sizes},
             )
         )
         orphans = []

@@ -17,6 +17,7 @@ from docling_core.types.doc import DocItem, PictureItem, RefItem, SectionHeaderI
 from docling_core.types.doc.document import ContentLayer
 import pyarrow.compute as pc
 
+from rag_assets.ingest.boxes import PdfText
 from rag_assets.ingest.chunking import ParentChunker
 from rag_assets.index.dense import DenseIndex
 from rag_assets.embedding import VectorCache, cache_path_for, get_embedder
@@ -35,7 +36,7 @@ from rag_assets.ingest.sources import document_version, ingest_source, metadata_
 from rag_assets.retrieve.acronyms import DocumentAcronyms
 from rag_assets.retrieve.thesaurus import load_thesaurus
 from rag_assets.store import KnowledgeStore, read_json, write_json_atomic
-from rag_assets.index.rows import PARENT_JSON_COLUMNS, read_rows, write_rows
+from rag_assets.index.rows import CHILD_JSON_COLUMNS, PARENT_JSON_COLUMNS, read_rows, write_rows
 from rag_assets.versions import CODE_VERSIONS
 
 
@@ -194,8 +195,15 @@ def run_parents(settings: Settings, document_id: str) -> StageResult:
     store = _store(settings)
     embedder = get_embedder(settings.embedder)
     document = load_document(store.docling_dir(document_id))
-    parents = build_parents(document, document_id, embedder.count_tokens, settings.parent_max_tokens,
-                            settings.parent_min_tokens)
+    record = load_source_record(store, document_id)
+    # a PDF's parents keep where their text is printed (the evidence highlighted on its page)
+    layout = PdfText(Path(record.stored_path), document) if record.media_type == "application/pdf" else None
+    try:
+        parents = build_parents(document, document_id, embedder.count_tokens, settings.parent_max_tokens,
+                                settings.parent_min_tokens, layout=layout)
+    finally:
+        if layout is not None:
+            layout.close()
     docling_manifest = read_json(store.docling_dir(document_id) / "manifest.json")
     source_sha = docling_manifest["source_sha256"]
     provenance = {
@@ -293,7 +301,7 @@ def load_parents(store: KnowledgeStore, document_id: str) -> list[dict]:
 
 
 def load_children(store: KnowledgeStore, document_id: str) -> list[dict]:
-    return read_rows(store.children_path(document_id))
+    return read_rows(store.children_path(document_id), CHILD_JSON_COLUMNS)
 
 
 def run_children(settings: Settings, document_id: str) -> StageResult:
@@ -317,7 +325,8 @@ def run_children(settings: Settings, document_id: str) -> StageResult:
         refusals.record_refusal(store, document_id, record.sha256, settings, exc)
         raise
     refusals.clear_refusal(store, document_id)
-    version = short_id(sorted(c.child_id for c in children))
+    # what readers get with a version: the texts, and where a PDF prints them (new boxes, new version)
+    version = short_id(sorted(c.child_id for c in children), [c.boxes for c in children])
     rows = [{**c.to_row(), "version": version} for c in children]
     provenance = {
         "document_id": document_id,
@@ -326,7 +335,7 @@ def run_children(settings: Settings, document_id: str) -> StageResult:
         "tokenizer": f"{embedder.name} {embedder.revision}",
         "max_tokens": settings.child_max_tokens,
     }
-    write_rows(store.children_path(document_id), rows, provenance)
+    write_rows(store.children_path(document_id), rows, provenance, CHILD_JSON_COLUMNS)
     texts = {r["parent_id"]: r["text"] for r in parent_rows}
     over = [c for c in children if c.token_count > settings.child_max_tokens]
     pages = read_json(store.docling_dir(document_id) / "manifest.json").get("pages")
