@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from rag_assets.ingest.boxes import comparable, page_space_box
+from rag_assets.index.page_boxes import comparable, page_space_box
 
 PDF = "application/pdf"
 _ELLIPSIS = re.compile(r"\s*(?:\[\s*(?:\.\.\.|…)\s*\]|\(\s*(?:\.\.\.|…)\s*\)|\.\.\.|…)\s*")

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import difflib
 from collections import Counter
-import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
 from docling_core.types.doc import BoundingBox, DoclingDocument, TableCell
+
+from rag_assets.index.page_boxes import comparable, letters, to_top_left
 
 Line = list  # [start, end, page, l, t, r, b]
 _MARGIN = 2.0  # points: a character whose centre is this close outside an item's box is still its own
@@ -37,43 +38,6 @@ class Char:
     t: float
     r: float
     b: float
-
-
-# typographic variants a PDF and Docling's text may write differently ("d’un" / "d'un", "–" / "-")
-_VARIANTS = str.maketrans({"’": "'", "‘": "'", "`": "'", "´": "'", "«": '"', "»": '"', "“": '"', "”": '"',
-                           "–": "-", "—": "-", "‑": "-", "‐": "-", "−": "-", "\u00ad": " "})
-
-
-def letters(char: str) -> str:
-    """A character as compared: NFKC, case-folded, typographic variants unified, no space."""
-    return "".join(unicodedata.normalize("NFKC", char).casefold().translate(_VARIANTS).split())
-
-
-def comparable(text: str) -> list[tuple[int, str]]:
-    """(index in ``text``, letter) for each letter of ``text`` as compared (spaces and soft hyphens dropped)."""
-    return [(index, letter) for index, char in enumerate(text) for letter in letters(char)]
-
-
-def to_top_left(rotation: int, width: float, height: float, x: float, y: float) -> tuple[float, float]:
-    """A point of PDF page space (bottom-left origin, the page unrotated, ``width`` x ``height``)
-    as the page is shown (its /Rotate applied, clockwise) with a top-left origin."""
-    return {0: (x, height - y), 90: (y, x), 180: (width - x, y), 270: (height - y, width - x)}[rotation % 360]
-
-
-def to_page_space(rotation: int, width: float, height: float, x: float, y: float) -> tuple[float, float]:
-    """The inverse of ``to_top_left``."""
-    return {0: (x, height - y), 90: (y, x), 180: (width - x, y), 270: (width - y, height - x)}[rotation % 360]
-
-
-def page_space_box(page, box) -> tuple[float, float, float, float]:
-    """A shown, top-left box of a pypdfium2 page as (left, bottom, right, top) in its page space."""
-    rotation = page.get_rotation()
-    width, height = page.get_width(), page.get_height()
-    if rotation in (90, 270):
-        width, height = height, width
-    corners = [to_page_space(rotation, width, height, x, y) for x, y in ((box[0], box[1]), (box[2], box[3]))]
-    xs, ys = [c[0] for c in corners], [c[1] for c in corners]
-    return min(xs), min(ys), max(xs), max(ys)
 
 
 def page_sizes(document: DoclingDocument) -> dict[str, list[float]]:

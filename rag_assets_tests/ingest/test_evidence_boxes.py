@@ -10,7 +10,8 @@ import pypdfium2 as pdfium
 import pytest
 
 from rag_assets.answering.highlight import check, locate, render
-from rag_assets.ingest.boxes import PdfText, comparable, page_space_box
+from rag_assets.index.page_boxes import comparable, page_space_box
+from rag_assets.ingest.boxes import PdfText
 from rag_assets.ingest.chunking import ParentChunker
 from rag_assets.ingest.sections import build_parents
 from rag_assets.parsing.convert import convert_and_save, load_document
