@@ -44,7 +44,7 @@ Names = Annotated[list[NonEmpty], BeforeValidator(_one_or_many), Field(min_lengt
 
 class Sidecar(BaseModel):
     """The keys a sidecar may hold. ``amends``/``supersedes`` name other documents by file name
-    (answering/citations.py); ``insurer``, ``product`` and ``reference`` name this one
+    (index/amendments.py); ``insurer``, ``product`` and ``reference`` name this one
     (retrieve/scope.py IDENTITY_FIELDS)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True, coerce_numbers_to_str=True)
