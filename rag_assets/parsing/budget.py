@@ -20,7 +20,7 @@ Characters do not bound what embedding costs (a 9.9 M-character Markdown is 2.4 
 tokenizer before anything is embedded, are held to RAG_ASSETS_MAX_TOKENS (the children stage,
 rag_assets/ingest/stages.py).
 
-Every limit is a setting (rag_assets/settings.py, README "Settings"); exceeding one raises
+Every limit is a setting (rag_assets/settings.py, docs/settings.md); exceeding one raises
 BudgetExceeded, which the ingest records so that the same bytes under the same budget are
 refused at once next time (rag_assets/ingest/refusals.py).
 """
