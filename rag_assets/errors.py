@@ -36,8 +36,9 @@ class BudgetExceeded(DocumentError):
     """A document over one of its budgets (pages, page size, characters, archive expansion,
     memory, time): refused, and not tried again until it or the budget changes."""
 
-    def __init__(self, path: object, reason: str, setting: str = "", limit: float | None = None,
-                 value: float | None = None):
+    def __init__(
+        self, path: object, reason: str, setting: str = "", limit: float | None = None, value: float | None = None
+    ):
         super().__init__(path, reason)
         self.setting, self.limit, self.value = setting, limit, value
 

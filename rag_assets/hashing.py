@@ -39,8 +39,11 @@ def copy_hashed(path: Path, sink: BinaryIO) -> tuple[str, int]:
         sha, size = sha256_stream(handle, sink)
         after = os.fstat(handle.fileno())
     if (before.st_size, before.st_mtime_ns) != (after.st_size, after.st_mtime_ns) or size != after.st_size:
-        raise DocumentError(path, f"file changed while it was read ({before.st_size:,} bytes when the copy began, "
-                                  f"{after.st_size:,} when it ended); try again")
+        raise DocumentError(
+            path,
+            f"file changed while it was read ({before.st_size:,} bytes when the copy began, "
+            f"{after.st_size:,} when it ended); try again",
+        )
     return sha, size
 
 

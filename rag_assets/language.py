@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 
 _WORD = re.compile(r"[a-zàâäçéèêëîïôöùûüÿœæ]+")
-_FRENCH = set("le la les des du de un une et est en dans pour par sur au aux que qui ne pas ce cette son sa ses sont avec".split())
+_FRENCH = set(
+    "le la les des du de un une et est en dans pour par sur au aux que qui ne pas ce cette son sa ses sont avec".split()
+)
 _ENGLISH = set("the of and to in is for on that by with as are be this which or from an at it not".split())
 SUPPORTED = ("fr", "en")
 

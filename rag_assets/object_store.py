@@ -39,8 +39,13 @@ class ObjectStore:
     def from_settings(cls, settings) -> ObjectStore | None:
         if not settings.object_store:
             return None
-        return cls(settings.object_store, settings.s3_endpoint, settings.s3_region, settings.s3_access_key_id,
-                   settings.s3_secret_access_key)
+        return cls(
+            settings.object_store,
+            settings.s3_endpoint,
+            settings.s3_region,
+            settings.s3_access_key_id,
+            settings.s3_secret_access_key,
+        )
 
     @property
     def bucket(self) -> str:
@@ -72,8 +77,13 @@ class ObjectStore:
     def client(self):
         import boto3  # only needed with an object store
 
-        return boto3.client("s3", endpoint_url=self.endpoint, region_name=self.region,
-                            aws_access_key_id=self.access_key_id, aws_secret_access_key=self.secret_access_key)
+        return boto3.client(
+            "s3",
+            endpoint_url=self.endpoint,
+            region_name=self.region,
+            aws_access_key_id=self.access_key_id,
+            aws_secret_access_key=self.secret_access_key,
+        )
 
     def _missing(self, error) -> bool:
         return error.response.get("Error", {}).get("Code") in ("NoSuchKey", "404", "NotFound")
@@ -109,8 +119,9 @@ class ObjectStore:
         body = json.dumps(payload, ensure_ascii=False, indent=2, sort_keys=True, default=str).encode()
         condition = {"IfMatch": expected} if expected else {"IfNoneMatch": "*"}
         try:
-            self.client.put_object(Bucket=self.bucket, Key=self.key(name), Body=body,
-                                   ContentType="application/json", **condition)
+            self.client.put_object(
+                Bucket=self.bucket, Key=self.key(name), Body=body, ContentType="application/json", **condition
+            )
         except ClientError as error:
             if error.response.get("Error", {}).get("Code") in REFUSED:
                 return False

@@ -28,8 +28,12 @@ def _comma_separated(value: object) -> object:
 
 
 # "a,b": groups named in the environment, comma-separated; none may be empty
-GroupList = Annotated[list[Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]],
-                      NoDecode, BeforeValidator(_comma_separated), Field(min_length=1)]
+GroupList = Annotated[
+    list[Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]],
+    NoDecode,
+    BeforeValidator(_comma_separated),
+    Field(min_length=1),
+]
 
 
 class Settings(BaseSettings):
@@ -37,8 +41,10 @@ class Settings(BaseSettings):
 
     store: ResolvedPath = PROJECT_ROOT / "data" / "knowledge"
     # Dagster instance used by the CLI; DAGSTER_HOME, else <store>/dagster
-    dagster_home: ResolvedPath = Field(default_factory=lambda data: data["store"] / "dagster",
-                                       validation_alias=AliasChoices("dagster_home", "DAGSTER_HOME"))
+    dagster_home: ResolvedPath = Field(
+        default_factory=lambda data: data["store"] / "dagster",
+        validation_alias=AliasChoices("dagster_home", "DAGSTER_HOME"),
+    )
     # where that instance keeps runs, events and partitions: SQLite files under dagster_home,
     # or the PostgreSQL database of postgres_url (postgresql://user:password@host:port/database)
     dagster: Literal["sqlite", "postgres"] = "sqlite"

@@ -1,13 +1,13 @@
 """Layout of the knowledge store on disk, atomic writes and the document registry.
 
-    <store>/registry.json                  document_id -> source path (what the partitions mean)
-    <store>/sources/<sha256>/<file name>   content-addressed copies of the source files
-    <store>/documents/<document_id>/       per-document artifacts (source.json, docling/, parents, acronyms, children)
-    <store>/lancedb/                       dense vectors (table "children"), unless an object store
-                                           is set (RAG_ASSETS_OBJECT_STORE): then <uri>/lancedb/
-    <store>/tantivy/                       lexical index
-    <store>/cache/                         embedding cache by content hash
-    <store>/published.json                 the publication pointer (or <uri>/published.json)
+<store>/registry.json                  document_id -> source path (what the partitions mean)
+<store>/sources/<sha256>/<file name>   content-addressed copies of the source files
+<store>/documents/<document_id>/       per-document artifacts (source.json, docling/, parents, acronyms, children)
+<store>/lancedb/                       dense vectors (table "children"), unless an object store
+                                       is set (RAG_ASSETS_OBJECT_STORE): then <uri>/lancedb/
+<store>/tantivy/                       lexical index
+<store>/cache/                         embedding cache by content hash
+<store>/published.json                 the publication pointer (or <uri>/published.json)
 """
 
 from __future__ import annotations

@@ -43,14 +43,21 @@ def main() -> None:
     server = PostgresServer().start()
     try:
         settings = make_settings(root / "in-process").model_copy(
-            update={"dagster": "postgres", "postgres_url": server.database()})
+            update={"dagster": "postgres", "postgres_url": server.database()}
+        )
         seconds, statuses = _ingest(settings, corpus)
         print(f"in-process: {seconds:.1f} s {statuses}", flush=True)
         for workers in args.workers:
             cluster = CeleryCluster()
-            settings = make_settings(root / f"celery-{workers}").model_copy(update={
-                "dagster": "postgres", "postgres_url": server.database(), "executor": "celery",
-                "celery_broker": cluster.broker, "celery_runs": workers})
+            settings = make_settings(root / f"celery-{workers}").model_copy(
+                update={
+                    "dagster": "postgres",
+                    "postgres_url": server.database(),
+                    "executor": "celery",
+                    "celery_broker": cluster.broker,
+                    "celery_runs": workers,
+                }
+            )
             try:
                 cluster.start(workers, settings_env(settings))
                 seconds, statuses = _ingest(settings, corpus)

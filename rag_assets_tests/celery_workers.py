@@ -57,24 +57,56 @@ class CeleryCluster:
 
     def _spawn(self, args: list[str], log: str, env: dict | None = None) -> subprocess.Popen:
         with open(self.root / log, "wb") as out:
-            process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=self.root,
-                                       start_new_session=True)
+            process = subprocess.Popen(
+                args, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=self.root, start_new_session=True
+            )
         self.processes.append(process)
         return process
 
     def start(self, workers: int, env: dict[str, str]) -> CeleryCluster:
-        self._spawn(["redis-server", "--bind", "127.0.0.1", "--port", str(self.port), "--save", "",
-                     "--appendonly", "no", "--dir", str(self.root)], "redis.log")
+        self._spawn(
+            [
+                "redis-server",
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(self.root),
+            ],
+            "redis.log",
+        )
         # the module dagster-celery's app reads its broker from (what `dagster-celery worker start -y` writes)
         (self.root / "dagster_celery_config.py").write_text(
-            f"broker_url = {self.broker!r}\nresult_backend = {self.broker!r}\n")
+            f"broker_url = {self.broker!r}\nresult_backend = {self.broker!r}\n"
+        )
         worker_env = {**env, "PYTHONPATH": os.pathsep.join([str(PROJECT_ROOT), str(self.root)])}
         for number in range(1, workers + 1):
             name = f"rag-worker-{number}@127.0.0.1"
             self.names.append(name)
-            self._spawn([sys.executable, "-m", "celery", "-A", "dagster_celery.app", "worker", "--pool=solo", "--prefetch-multiplier=1",
-                         "--without-gossip", "--without-mingle", "-n", name, "--loglevel=INFO"],
-                        f"worker-{number}.log", worker_env)
+            self._spawn(
+                [
+                    sys.executable,
+                    "-m",
+                    "celery",
+                    "-A",
+                    "dagster_celery.app",
+                    "worker",
+                    "--pool=solo",
+                    "--prefetch-multiplier=1",
+                    "--without-gossip",
+                    "--without-mingle",
+                    "-n",
+                    name,
+                    "--loglevel=INFO",
+                ],
+                f"worker-{number}.log",
+                worker_env,
+            )
         self._wait_for_workers()
         return self
 

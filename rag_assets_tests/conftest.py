@@ -37,8 +37,12 @@ def make_settings(root: Path):
 
 def settings_env(settings) -> dict[str, str]:
     """The environment giving a subprocess these settings' store and Dagster instance."""
-    env = {**os.environ, "RAG_ASSETS_STORE": str(settings.store), "DAGSTER_HOME": str(settings.dagster_home),
-           "RAG_ASSETS_DAGSTER": settings.dagster}
+    env = {
+        **os.environ,
+        "RAG_ASSETS_STORE": str(settings.store),
+        "DAGSTER_HOME": str(settings.dagster_home),
+        "RAG_ASSETS_DAGSTER": settings.dagster,
+    }
     if settings.postgres_url:
         env["RAG_ASSETS_POSTGRES_URL"] = settings.postgres_url
     return env

@@ -32,10 +32,25 @@ DIM = 384
 def _rows(count: int, rng: np.random.Generator) -> pa.Table:
     vectors = rng.normal(size=(count, DIM)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    return pa.Table.from_pylist([
-        {"child_id": f"c{i}", "parent_id": f"p{i // 5}", "document_id": f"d{i // 200}", "version": "v1",
-         "heading_path": "", "pages": [1], "language": "fr", "document_type": None, "effective_date": None,
-         "allowed_groups": ["public"], "model": "bench", "vector": v.tolist()} for i, v in enumerate(vectors)])
+    return pa.Table.from_pylist(
+        [
+            {
+                "child_id": f"c{i}",
+                "parent_id": f"p{i // 5}",
+                "document_id": f"d{i // 200}",
+                "version": "v1",
+                "heading_path": "",
+                "pages": [1],
+                "language": "fr",
+                "document_type": None,
+                "effective_date": None,
+                "allowed_groups": ["public"],
+                "model": "bench",
+                "vector": v.tolist(),
+            }
+            for i, v in enumerate(vectors)
+        ]
+    )
 
 
 def _ms(action) -> float:
@@ -50,12 +65,14 @@ def measure(store: KnowledgeStore, rows: pa.Table, queries: np.ndarray, flips: i
     reader = DenseIndex.of(store)
     filters = SearchFilters.from_dict(None, None)
     figures["first search (opens the table)"] = _ms(lambda: reader.search(queries[0], filters, 20))
-    figures["search, top 20 (median)"] = statistics.median(_ms(lambda q=q: reader.search(q, filters, 20))
-                                                           for q in queries)
+    figures["search, top 20 (median)"] = statistics.median(
+        _ms(lambda q=q: reader.search(q, filters, 20)) for q in queries
+    )
     target = pointer(store)
     figures["publication flip (median)"] = statistics.median(
         _ms(lambda n=n: target.edit(lambda p, n=n: p.update({f"doc-{n}": {"version": "v1"}}) or True))
-        for n in range(flips))
+        for n in range(flips)
+    )
     figures["publication stamp, per search (median)"] = statistics.median(_ms(target.stamp) for _ in range(flips))
     return figures
 
@@ -75,8 +92,9 @@ def main() -> None:
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port)
     server.start()
     try:
-        objects = ObjectStore("s3://bench/kb", f"http://127.0.0.1:{port}", access_key_id="bench",
-                              secret_access_key="bench")
+        objects = ObjectStore(
+            "s3://bench/kb", f"http://127.0.0.1:{port}", access_key_id="bench", secret_access_key="bench"
+        )
         objects.client.create_bucket(Bucket="bench")
         with tempfile.TemporaryDirectory() as folder:
             local = measure(KnowledgeStore(Path(folder)), rows, queries, args.flips)

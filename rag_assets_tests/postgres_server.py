@@ -58,16 +58,24 @@ class PostgresServer:
             os.chown(self.root, self.user.pw_uid, self.user.pw_gid)
 
     def _run(self, *args: str) -> None:
-        subprocess.run([str(self.bin / args[0]), *args[1:]], check=True, capture_output=True, timeout=120,
-                       user=self.user.pw_uid if self.user else None,
-                       group=self.user.pw_gid if self.user else None, extra_groups=[] if self.user else None)
+        subprocess.run(
+            [str(self.bin / args[0]), *args[1:]],
+            check=True,
+            capture_output=True,
+            timeout=120,
+            user=self.user.pw_uid if self.user else None,
+            group=self.user.pw_gid if self.user else None,
+            extra_groups=[] if self.user else None,
+        )
 
     def start(self) -> PostgresServer:
         data = self.root / "data"
         self._run("initdb", "-D", str(data), "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--no-sync")
         # durability off: a test cluster lives for one session
-        options = (f"-h 127.0.0.1 -p {self.port} -k {self.root} "
-                   "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200")
+        options = (
+            f"-h 127.0.0.1 -p {self.port} -k {self.root} "
+            "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
+        )
         self._run("pg_ctl", "-D", str(data), "-l", str(self.root / "server.log"), "-o", options, "-w", "start")
         return self
 

@@ -24,8 +24,9 @@ def test_scaled_store_searches_like_the_source(sample_kb, tmp_path):
     kb = KnowledgeBase.open(tmp_path / "scaled", embedder=settings.embedder)
     assert kb.child_count() == target and kb.dense.ann_index() is not None
     document = next(d for d in source if d.children.height)
-    copy = pl.read_parquet(tmp_path / "scaled" / kb.published_versions()[document.document_id + "~r1"]["path"]
-                           / "children.parquet").row(0, named=True)
+    copy = pl.read_parquet(
+        tmp_path / "scaled" / kb.published_versions()[document.document_id + "~r1"]["path"] / "children.parquet"
+    ).row(0, named=True)
     original = document.children.row(0, named=True)
     assert copy["child_id"] == original["child_id"] + "~r1" and copy["contextualized"] != original["contextualized"]
     assert kb.child(copy["child_id"])["text"] == original["text"] and kb.has_parent(copy["parent_id"])

@@ -9,8 +9,9 @@ import pytest
 
 def run_cli(store, *args):
     env = {**os.environ, "RAG_ASSETS_STORE": str(store)}
-    return subprocess.run([sys.executable, "-m", "rag_assets.cli", *args], env=env, capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "rag_assets.cli", *args], env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_search_json_ranks_deductibles_first(sample_kb):
@@ -56,8 +57,13 @@ def test_ingest_piped_prints_each_stage_as_it_completes_and_a_summary_per_docume
     names = ["contrat-maintenance-MX-200.docx", "note-interne-procedure.md"]
     for name in names:
         shutil.copy(SAMPLES_DIR / name, docs / name)
-    process = subprocess.Popen([sys.executable, "-m", "rag_assets.cli", "ingest", str(docs)], env=_ingest_env(tmp_path),
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rag_assets.cli", "ingest", str(docs)],
+        env=_ingest_env(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     lines = []  # (seconds since start, line) as they arrive through the pipe
     started = time.monotonic()
     for line in process.stdout:
@@ -86,19 +92,39 @@ def _failed_check_run():
     """A real Dagster run stopped by a blocking check, seen through the instance event listener."""
     import uuid
 
-    from dagster import (AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, DagsterInstance, Definitions,
-                         MaterializeResult, asset, define_asset_job)
+    from dagster import (
+        AssetCheckResult,
+        AssetCheckSeverity,
+        AssetCheckSpec,
+        DagsterInstance,
+        Definitions,
+        MaterializeResult,
+        asset,
+        define_asset_job,
+    )
 
     from rag_assets.defs.ingestion.runs import RunEvents
 
-    @asset(name="parents", check_specs=[AssetCheckSpec("parents_cover_body", asset="parents", blocking=True),
-                                        AssetCheckSpec("no_table_split", asset="parents", blocking=True)])
+    @asset(
+        name="parents",
+        check_specs=[
+            AssetCheckSpec("parents_cover_body", asset="parents", blocking=True),
+            AssetCheckSpec("no_table_split", asset="parents", blocking=True),
+        ],
+    )
     def parents():
-        return MaterializeResult(metadata={"parents": 12}, check_results=[
-            AssetCheckResult(check_name="parents_cover_body", passed=False, severity=AssetCheckSeverity.ERROR,
-                             description='2 body items in no parent: #/texts/41 (p. 12) "Franchise …"'),
-            AssetCheckResult(check_name="no_table_split", passed=True, description="3 tables, each in one parent"),
-        ])
+        return MaterializeResult(
+            metadata={"parents": 12},
+            check_results=[
+                AssetCheckResult(
+                    check_name="parents_cover_body",
+                    passed=False,
+                    severity=AssetCheckSeverity.ERROR,
+                    description='2 body items in no parent: #/texts/41 (p. 12) "Franchise …"',
+                ),
+                AssetCheckResult(check_name="no_table_split", passed=True, description="3 tables, each in one parent"),
+            ],
+        )
 
     @asset(name="children", deps=[parents])
     def children():
@@ -124,8 +150,14 @@ def test_a_failed_blocking_check_is_reported_by_its_description():
     assert failure_message(result.all_events) == description
     assert [(r.stage, r.status, r.message) for r in reports] == [("parents", "failed", description)]
     assert stage_line(reports[0], 1, 1).startswith(f"[1/1] police.pdf  parents  FAILED: {description}, 12 parents")
-    outcome = IngestOutcome("doc-1", Path("police.pdf"), "failed", failure_message(result.all_events),
-                            failed_checks=failed_checks(result.all_events), metadata={"parents": reports[0].metadata})
+    outcome = IngestOutcome(
+        "doc-1",
+        Path("police.pdf"),
+        "failed",
+        failure_message(result.all_events),
+        failed_checks=failed_checks(result.all_events),
+        metadata={"parents": reports[0].metadata},
+    )
     lines = summary_lines(outcome, 1, 1)
     assert lines[0].startswith("[1/1] failed    police.pdf  0 warnings")
     assert lines[1] == f"          error: {description}"
@@ -135,18 +167,33 @@ def test_stage_and_summary_lines_show_the_figures_present_and_skip_the_rest():
     from rag_assets.commands.ingest import stage_line, summary_lines
     from rag_assets.defs.ingestion.runs import IngestOutcome, StageReport
 
-    full = {"pages": 70, "tables": 14, "ocr_pages": 0, "repaired_pages": 2, "tokens_per_page": 412.4,
-            "warnings": ["p. 3: garbled text layer, OCR'd", "p. 9: font repaired"], "seconds": 40.0}
+    full = {
+        "pages": 70,
+        "tables": 14,
+        "ocr_pages": 0,
+        "repaired_pages": 2,
+        "tokens_per_page": 412.4,
+        "warnings": ["p. 3: garbled text layer, OCR'd", "p. 9: font repaired"],
+        "seconds": 40.0,
+    }
     report = StageReport("d", Path("/x/maif_auto-moto-vam_2016.pdf"), "docling_document", "done", 41.23, full)
-    assert stage_line(report, 3, 12) == ("[3/12] maif_auto-moto-vam_2016.pdf  docling_document  70 pages, 14 tables, "
-                                         "0 OCR'd pages, 2 repaired pages, 412 tokens/page, 2 warnings  41.2 s")
+    assert stage_line(report, 3, 12) == (
+        "[3/12] maif_auto-moto-vam_2016.pdf  docling_document  70 pages, 14 tables, "
+        "0 OCR'd pages, 2 repaired pages, 412 tokens/page, 2 warnings  41.2 s"
+    )
     bare = StageReport("d", Path("a.md"), "docling_document", "done", None, {})
     assert stage_line(bare, 1, 1) == "[1/1] a.md  docling_document  done"
-    outcome = IngestOutcome("d", Path("/x/maif.pdf"), "indexed",
-                            metadata={"docling_document": full, "parents": {"parents": 9, "tables": 99}})
+    outcome = IngestOutcome(
+        "d",
+        Path("/x/maif.pdf"),
+        "indexed",
+        metadata={"docling_document": full, "parents": {"parents": 9, "tables": 99}},
+    )
     lines = summary_lines(outcome, 3, 12)
-    assert lines[0] == ("[3/12] indexed   /x/maif.pdf  70 pages, 14 tables, 0 OCR'd pages, 2 repaired pages, "
-                        "2 warnings, 412 tokens/page  [d]")
+    assert lines[0] == (
+        "[3/12] indexed   /x/maif.pdf  70 pages, 14 tables, 0 OCR'd pages, 2 repaired pages, "
+        "2 warnings, 412 tokens/page  [d]"
+    )
     assert lines[1:] == ["          warning: p. 3: garbled text layer, OCR'd", "          warning: p. 9: font repaired"]
     markdown = IngestOutcome("d", Path("b.md"), "unchanged", metadata={"source_document": {"warnings": "- renamed"}})
     assert summary_lines(markdown, 1, 1) == ["[1/1] unchanged b.md  1 warning  [d]", "          warning: renamed"]

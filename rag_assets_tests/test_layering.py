@@ -10,8 +10,13 @@ LINT = Path(sys.executable).with_name("lint-imports")
 
 
 def _lint(root: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([str(LINT), "--no-cache"], cwd=root, capture_output=True, text=True,
-                          env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
+    return subprocess.run(
+        [str(LINT), "--no-cache"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
+    )
 
 
 def test_contracts_are_kept():
@@ -20,8 +25,7 @@ def test_contracts_are_kept():
 
 
 def test_a_dagster_import_on_the_read_side_breaks_them(tmp_path):
-    shutil.copytree(PROJECT_ROOT / "rag_assets", tmp_path / "rag_assets",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(PROJECT_ROOT / "rag_assets", tmp_path / "rag_assets", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(PROJECT_ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
     fusion = tmp_path / "rag_assets" / "retrieve" / "fusion.py"
     fusion.write_text(fusion.read_text() + "\nimport dagster  # noqa: E402,F401\n")

@@ -11,11 +11,27 @@ from rag_assets.retrieve.fusion import Fusion
 from rag_assets.object_store import ObjectStore
 from rag_assets.settings import PROJECT_ROOT, Settings, load_settings
 
-VARIABLES = ["RAG_ASSETS_STORE", "DAGSTER_HOME", "RAG_ASSETS_EMBEDDER", "RAG_ASSETS_MAX_FILE_MB",
-             "RAG_ASSETS_CONVERT_TIMEOUT_S", "RAG_ASSETS_INBOX", "RAG_ASSETS_LLM_BASE_URL", "RAG_ASSETS_LLM_API_KEY",
-             "RAG_ASSETS_LLM_MODEL", "RAG_ASSETS_LLM_ENDPOINTS", "RAG_ASSETS_LLM_GGUF", "RAG_ASSETS_LLM_MULTIMODAL",
-             "RAG_ASSETS_RERANKER", "RAG_ASSETS_EXECUTOR", "RAG_ASSETS_CELERY_BROKER", "RAG_ASSETS_OBJECT_STORE",
-             "RAG_ASSETS_S3_ENDPOINT", "RAG_ASSETS_S3_SECRET_ACCESS_KEY", "RAG_ASSETS_DEFAULT_GROUPS"]
+VARIABLES = [
+    "RAG_ASSETS_STORE",
+    "DAGSTER_HOME",
+    "RAG_ASSETS_EMBEDDER",
+    "RAG_ASSETS_MAX_FILE_MB",
+    "RAG_ASSETS_CONVERT_TIMEOUT_S",
+    "RAG_ASSETS_INBOX",
+    "RAG_ASSETS_LLM_BASE_URL",
+    "RAG_ASSETS_LLM_API_KEY",
+    "RAG_ASSETS_LLM_MODEL",
+    "RAG_ASSETS_LLM_ENDPOINTS",
+    "RAG_ASSETS_LLM_GGUF",
+    "RAG_ASSETS_LLM_MULTIMODAL",
+    "RAG_ASSETS_RERANKER",
+    "RAG_ASSETS_EXECUTOR",
+    "RAG_ASSETS_CELERY_BROKER",
+    "RAG_ASSETS_OBJECT_STORE",
+    "RAG_ASSETS_S3_ENDPOINT",
+    "RAG_ASSETS_S3_SECRET_ACCESS_KEY",
+    "RAG_ASSETS_DEFAULT_GROUPS",
+]
 
 
 @pytest.fixture
@@ -61,10 +77,16 @@ def test_variables_are_read_typed_and_empty_means_unset(env, tmp_path, monkeypat
     assert load_settings().dagster_home == tmp_path / "home"
 
 
-@pytest.mark.parametrize("variable, value", [("RAG_ASSETS_CONVERT_TIMEOUT_S", "0"), ("RAG_ASSETS_MAX_FILE_MB", "-1"),
-                                             ("RAG_ASSETS_LLM_MULTIMODAL", "perhaps"),
-                                             ("RAG_ASSETS_DEFAULT_GROUPS", "claims,,"),
-                                             ("RAG_ASSETS_DEFAULT_GROUPS", " ")])
+@pytest.mark.parametrize(
+    "variable, value",
+    [
+        ("RAG_ASSETS_CONVERT_TIMEOUT_S", "0"),
+        ("RAG_ASSETS_MAX_FILE_MB", "-1"),
+        ("RAG_ASSETS_LLM_MULTIMODAL", "perhaps"),
+        ("RAG_ASSETS_DEFAULT_GROUPS", "claims,,"),
+        ("RAG_ASSETS_DEFAULT_GROUPS", " "),
+    ],
+)
 def test_bad_values_are_refused(env, variable, value):
     env.setenv(variable, value)
     with pytest.raises(ValidationError):

@@ -19,5 +19,14 @@ from rag_assets.answering.generation import Endpoint, LLMClient
 from rag_assets.answering.model import Answer, Paragraph, SourceEntry, SubQuestion
 from rag_assets.answering.retrieval import RetrievalOptions
 
-__all__ = ["Answer", "AskOptions", "Endpoint", "LLMClient", "Paragraph", "RetrievalOptions", "SourceEntry",
-           "SubQuestion", "ask"]
+__all__ = [
+    "Answer",
+    "AskOptions",
+    "Endpoint",
+    "LLMClient",
+    "Paragraph",
+    "RetrievalOptions",
+    "SourceEntry",
+    "SubQuestion",
+    "ask",
+]

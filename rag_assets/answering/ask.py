@@ -42,9 +42,19 @@ def _endpoint_error_alert(exc: EndpointsExhausted, what: str) -> str:
     return f"Aucun point d'accès au modèle n'a répondu ({exc}) : {what}."
 
 
-def ask(kb, question: str, thread_id: str | None = None, user_groups=None, *, user: str | None = None,
-        endpoints: list[Endpoint] | None = None, llm: LLMClient | None = None, offline: bool = False,
-        options: AskOptions | None = None, settings=None) -> Answer:
+def ask(
+    kb,
+    question: str,
+    thread_id: str | None = None,
+    user_groups=None,
+    *,
+    user: str | None = None,
+    endpoints: list[Endpoint] | None = None,
+    llm: LLMClient | None = None,
+    offline: bool = False,
+    options: AskOptions | None = None,
+    settings=None,
+) -> Answer:
     """Answer `question` from the knowledge base, citing its sources.
 
     `endpoints`: OpenAI-compatible endpoints tried in order (default: from the settings);
@@ -72,8 +82,9 @@ def ask(kb, question: str, thread_id: str | None = None, user_groups=None, *, us
     history = threads.last(thread_id, owner, 3, visible=lambda d: _visible(kb, d, owner["groups"])) if remember else []
     alerts: list[str] = []
     if options.memory and thread_id is not None and user is None:  # an anonymous thread could be anyone's
-        alerts.append(f"Fil « {thread_id} » sans mémoire : aucun utilisateur n'est nommé (user), rien n'est lu "
-                      "ni gardé.")
+        alerts.append(
+            f"Fil « {thread_id} » sans mémoire : aucun utilisateur n'est nommé (user), rien n'est lu ni gardé."
+        )
 
     try:
         route, _ = route_message(question, history, llm)
@@ -82,8 +93,14 @@ def ask(kb, question: str, thread_id: str | None = None, user_groups=None, *, us
         llm = None
         route, _ = route_by_rules(question, history), None
 
-    answer = Answer(answer_id=uuid.uuid4().hex[:16], question=question, thread_id=thread_id, memory=remember,
-                    route=route, mode="direct" if route.kind == "direct" else ("llm" if llm else "extractive"))
+    answer = Answer(
+        answer_id=uuid.uuid4().hex[:16],
+        question=question,
+        thread_id=thread_id,
+        memory=remember,
+        route=route,
+        mode="direct" if route.kind == "direct" else ("llm" if llm else "extractive"),
+    )
     if route.kind != "direct":
         _answer_from_sources(kb, answer, route, user_groups, llm, options, alerts)
         attach_evidence(answer, kb)  # where each quote is printed, for page images
@@ -102,9 +119,12 @@ def ask(kb, question: str, thread_id: str | None = None, user_groups=None, *, us
         AnswerLog(log_path_for(store_root)).write(answer)
     if remember:
         reply = answer.render() if answer.mode == "direct" else (answer.text or "Aucune source trouvée.")
-        threads.append(thread_id, owner, {"role": "user", "content": question},
-                       {"role": "assistant", "content": reply,
-                        "document_ids": sorted({s.document_id for s in answer.sources})})
+        threads.append(
+            thread_id,
+            owner,
+            {"role": "user", "content": question},
+            {"role": "assistant", "content": reply, "document_ids": sorted({s.document_id for s in answer.sources})},
+        )
     return answer
 
 
@@ -115,8 +135,13 @@ def _visible(kb, document_id: str, groups: list[str]) -> bool:
 
 
 def _answer_from_sources(kb, answer: Answer, route, user_groups, llm, options: AskOptions, alerts: list[str]) -> None:
-    retriever = Retriever(kb, user_groups, options.retrieval, llm=llm,
-                          asked=route.question if route.standalone_question != route.question else None)
+    retriever = Retriever(
+        kb,
+        user_groups,
+        options.retrieval,
+        llm=llm,
+        asked=route.question if route.standalone_question != route.question else None,
+    )
     share = max(1, math.ceil(route.budget / max(1, len(route.sub_questions))))
     parent_ids: list[str] = []
     for text in route.sub_questions:
@@ -135,20 +160,29 @@ def _answer_from_sources(kb, answer: Answer, route, user_groups, llm, options: A
 
     # false premises checked on the sources in every mode, said first
     extractive = ExtractiveAnswerer(kb, retriever.weights)
-    premises, answer_texts = check_premises(route.standalone_question, subs, registry, extractive,
-                                                asked=answer.question)
+    premises, answer_texts = check_premises(
+        route.standalone_question, subs, registry, extractive, asked=answer.question
+    )
     answer.premises = [p.to_dict() for p in premises]
     paragraphs: list[Paragraph] = []
     if llm is not None:
         try:
-            generated = generate_answer(llm, route.standalone_question, subs, registry, max_tokens=options.max_tokens,
-                                        notes=prompt_note(premises))
+            generated = generate_answer(
+                llm,
+                route.standalone_question,
+                subs,
+                registry,
+                max_tokens=options.max_tokens,
+                notes=prompt_note(premises),
+            )
             paragraphs, answer.missing_information = generated.paragraphs, generated.missing_information
             alerts.extend(generated.alerts)
             for entry in registry.entries.values():
                 if entry.kind == "section" and entry.suspicious:
-                    alerts.append(f"« {entry.name} » contient un passage qui ressemble à une consigne adressée à "
-                                  "l'assistant ; il a été signalé au modèle comme une donnée à ne pas exécuter.")
+                    alerts.append(
+                        f"« {entry.name} » contient un passage qui ressemble à une consigne adressée à "
+                        "l'assistant ; il a été signalé au modèle comme une donnée à ne pas exécuter."
+                    )
         except EndpointsExhausted as exc:
             alerts.append(_endpoint_error_alert(exc, "réponse extractive hors ligne"))
             llm = None
@@ -168,23 +202,34 @@ def _answer_from_sources(kb, answer: Answer, route, user_groups, llm, options: A
     for paragraph in paragraphs:
         sub = paragraph.sub_question
         if sub is not None and subs[sub].status == NO_SOURCE:
-            alerts.append(f"Paragraphe écarté : il répond à « {subs[sub].text} », pour laquelle aucune source "
-                          "n'a été trouvée.")
+            alerts.append(
+                f"Paragraphe écarté : il répond à « {subs[sub].text} », pour laquelle aucune source n'a été trouvée."
+            )
             continue
         kept.append(paragraph)
-    answer.paragraphs = sorted(kept, key=lambda p: (p.sub_question if p.sub_question is not None else 99))
+    answer.paragraphs = sorted(kept, key=lambda p: p.sub_question if p.sub_question is not None else 99)
     for sub in subs:
         if sub.status == NO_SOURCE and sub.text not in answer.missing_information:
             answer.missing_information.append(sub.text)
     if not answer.paragraphs:
         return
-    outcome = verify(answer.paragraphs, registry, llm=llm if (llm is not None and options.verify_with_llm) else None,
-                     language=language)
+    outcome = verify(
+        answer.paragraphs,
+        registry,
+        llm=llm if (llm is not None and options.verify_with_llm) else None,
+        language=language,
+    )
     alerts.extend(outcome["alerts"])
     # the kill switch — what a cited source does not hold is withheld, not shown
     answer.alerts.extend(alerts)
     alerts.clear()
-    withhold(answer, registry, extractive if llm is not None else None,
-             extra=lambda p: premise_reasons(p, premises) + (not_an_answer(p, route.standalone_question, language)
-                                                             if llm is not None else []),
-             fallback=lambda p: premise_passage(p, premises, registry))
+    withhold(
+        answer,
+        registry,
+        extractive if llm is not None else None,
+        extra=lambda p: (
+            premise_reasons(p, premises)
+            + (not_an_answer(p, route.standalone_question, language) if llm is not None else [])
+        ),
+        fallback=lambda p: premise_passage(p, premises, registry),
+    )

@@ -13,13 +13,25 @@ from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
 
-from rag_assets.answering.figures import (DATE, DURATION, NUMBER, PERCENT, Figure, figures,
-                                         fold_keeping_positions, to_decimal)
+from rag_assets.answering.figures import (
+    DATE,
+    DURATION,
+    NUMBER,
+    PERCENT,
+    Figure,
+    figures,
+    fold_keeping_positions,
+    to_decimal,
+)
 
-_BELOW = re.compile(r"(?:moins de|inferieure?s? (?:ou egale?s? )?a|jusqu'?\s?a|au plus|maximum|max\.?|<=?|≤|"
-                    r"n'excedant pas|ne depassant pas)\s*$")
-_ABOVE = re.compile(r"(?:plus de|superieure?s? (?:ou egale?s? )?a|au-?dela de|a partir de|des|au moins|minimum|"
-                    r"min\.?|>=?|≥|exceda\w* |depassa\w* )\s*$")
+_BELOW = re.compile(
+    r"(?:moins de|inferieure?s? (?:ou egale?s? )?a|jusqu'?\s?a|au plus|maximum|max\.?|<=?|≤|"
+    r"n'excedant pas|ne depassant pas)\s*$"
+)
+_ABOVE = re.compile(
+    r"(?:plus de|superieure?s? (?:ou egale?s? )?a|au-?dela de|a partir de|des|au moins|minimum|"
+    r"min\.?|>=?|≥|exceda\w* |depassa\w* )\s*$"
+)
 _ABOVE_AFTER = re.compile(r"^\s*(?:et (?:plus|au-?dela)|ou plus|\+)")
 _BETWEEN = re.compile(r"^\s*(?:a|et|-|–|—|au)\s*$")
 
@@ -61,15 +73,18 @@ def bands(text: str) -> list[Band]:
     for i, figure in enumerate(found):
         if i in used:
             continue
-        before = folded[max(0, figure.start - 40):figure.start]
+        before = folded[max(0, figure.start - 40) : figure.start]
         nxt = found[i + 1] if i + 1 < len(found) else None
-        if nxt is not None and _BETWEEN.match(folded[figure.end:nxt.start]):
+        if nxt is not None and _BETWEEN.match(folded[figure.end : nxt.start]):
             # "de 15 001 à 30 000 €": the bare first number takes the second's unit
             dimension = _dimension(nxt) if figure.kind == NUMBER else _dimension(figure)
             low = high = None
             if dimension and _dimension(nxt) == dimension:
-                low = _value(figure if figure.kind != NUMBER or nxt.kind == NUMBER else
-                             Figure(figure.raw, nxt.kind, figure.values, nxt.unit))
+                low = _value(
+                    figure
+                    if figure.kind != NUMBER or nxt.kind == NUMBER
+                    else Figure(figure.raw, nxt.kind, figure.values, nxt.unit)
+                )
                 high = _value(nxt)
             if low is not None and high is not None and low <= high:
                 out.append(Band(low, high, dimension))
@@ -79,11 +94,18 @@ def bands(text: str) -> list[Band]:
         if not dimension or value is None:
             continue
         if _BELOW.search(before):
-            low = out.pop() if out and out[-1].high is None and out[-1].dimension == dimension \
-                and out[-1].low is not None and out[-1].low <= value else None
+            low = (
+                out.pop()
+                if out
+                and out[-1].high is None
+                and out[-1].dimension == dimension
+                and out[-1].low is not None
+                and out[-1].low <= value
+                else None
+            )
             # "plus de 12 mois et jusqu'à 18 mois" is one band
             out.append(Band(low.low if low else None, value, dimension))
-        elif _ABOVE.search(before) or _ABOVE_AFTER.match(folded[figure.end:figure.end + 15]):
+        elif _ABOVE.search(before) or _ABOVE_AFTER.match(folded[figure.end : figure.end + 15]):
             out.append(Band(value, None, dimension))
     return out
 

@@ -24,8 +24,15 @@ def endpoints_from_settings(settings) -> list[Endpoint]:
     base_url = getattr(settings, "llm_base_url", None)
     model = getattr(settings, "llm_model", None)
     if base_url:
-        endpoints.append(Endpoint(base_url=base_url, model=model or "default", api_key=getattr(settings, "llm_api_key", None),
-                                  name="default", multimodal=bool(getattr(settings, "llm_multimodal", False))))
+        endpoints.append(
+            Endpoint(
+                base_url=base_url,
+                model=model or "default",
+                api_key=getattr(settings, "llm_api_key", None),
+                name="default",
+                multimodal=bool(getattr(settings, "llm_multimodal", False)),
+            )
+        )
     raw = getattr(settings, "llm_endpoints", None)
     if raw:
         try:
@@ -40,9 +47,15 @@ def endpoints_from_settings(settings) -> list[Endpoint]:
             key = item.get("api_key")
             if not key and item.get("api_key_env"):
                 key = os.environ.get(str(item["api_key_env"]))
-            endpoints.append(Endpoint(base_url=str(item["base_url"]), model=str(item.get("model") or "default"),
-                                      api_key=key, name=str(item.get("name") or f"endpoint-{n}"),
-                                      multimodal=bool(item.get("multimodal", False)),
-                                      timeout=float(item.get("timeout", 120.0)),
-                                      max_retries=int(item.get("max_retries", 2))))
+            endpoints.append(
+                Endpoint(
+                    base_url=str(item["base_url"]),
+                    model=str(item.get("model") or "default"),
+                    api_key=key,
+                    name=str(item.get("name") or f"endpoint-{n}"),
+                    multimodal=bool(item.get("multimodal", False)),
+                    timeout=float(item.get("timeout", 120.0)),
+                    max_retries=int(item.get("max_retries", 2)),
+                )
+            )
     return endpoints

@@ -32,14 +32,20 @@ _ADDRESS = re.compile(r"\S+@\S+|https?://\S+|www\.\S+")  # e-mail and web addres
 _LEGAL_NOTICE = re.compile(
     r"\bau capital(?: social)? de\b|\bR\.?\s?C\.?\s?S\.?\b|\bSIRE[NT]\b|\bORIAS\b|\bsiège social\b"
     r"|\bimmatricul\w+ au registre\b|\brégie? par le code des assurances\b|\bTVA intracommunautaire\b",
-    re.IGNORECASE)
-_ASKS_COMPANY = re.compile(r"\b(?:capital social|au capital|RCS|SIRE[NT]|ORIAS|siège|adresse|immatricul\w+"
-                           r"|forme juridique|qui est l['’]assureur"
-                           r"|quel(?:le)? (?:est l['’])?(?:assureur|société|compagnie))", re.IGNORECASE)
+    re.IGNORECASE,
+)
+_ASKS_COMPANY = re.compile(
+    r"\b(?:capital social|au capital|RCS|SIRE[NT]|ORIAS|siège|adresse|immatricul\w+"
+    r"|forme juridique|qui est l['’]assureur"
+    r"|quel(?:le)? (?:est l['’])?(?:assureur|société|compagnie))",
+    re.IGNORECASE,
+)
 LEGAL_NOTICE_FACTOR = 0.2  # set a priori: golden-insurance dev answers are the same with and without it
 # said before a provision an amending source replaces: both documents, both dates
-SUPERSEDED_LEAD = {"fr": "Disposition antérieure de {old}, remplacée par {new} :",
-                   "en": "Earlier provision of {old}, replaced by {new}:"}
+SUPERSEDED_LEAD = {
+    "fr": "Disposition antérieure de {old}, remplacée par {new} :",
+    "en": "Earlier provision of {old}, replaced by {new}:",
+}
 
 
 @dataclass
@@ -79,8 +85,9 @@ def _table_units(block_text: str, caption: str | None) -> list[tuple[str, str, s
     for line in lines[2:]:
         cells = _cells(line)
         pairs = [f"{h} : {c}" if h else c for h, c in zip(header, cells) if c]
-        labels = " ".join(w for h, c in zip(header, cells) if c and h
-                          for w in _WORD.findall(h) if w.lower() not in shared)
+        labels = " ".join(
+            w for h, c in zip(header, cells) if c and h for w in _WORD.findall(h) if w.lower() not in shared
+        )
         rows.append((line.strip(), " ; ".join(pairs) + ".", lines[0], labels))
     return rows
 
@@ -141,22 +148,50 @@ def units_of(registry, kb) -> tuple[list[Unit], list[str]]:
                     if looks_like_instruction(raw):  # a table cell is no place for orders either
                         skipped.append(section_id)
                         continue
-                    units.append(Unit(element_id, section_id, section.document_id, raw, shown,
-                                      "\n".join([base_context, caption, header]), language, labels))
+                    units.append(
+                        Unit(
+                            element_id,
+                            section_id,
+                            section.document_id,
+                            raw,
+                            shown,
+                            "\n".join([base_context, caption, header]),
+                            language,
+                            labels,
+                        )
+                    )
                 continue
             if block["kind"] in ("formula", "picture"):
                 if block["text"].strip() and looks_like_instruction(block["text"]):
                     skipped.append(section_id)
                 elif block["text"].strip():
-                    units.append(Unit(element_id, section_id, section.document_id, block["text"].strip(),
-                                      block["text"].strip(), "\n".join([base_context, element.caption or ""]), language))
+                    units.append(
+                        Unit(
+                            element_id,
+                            section_id,
+                            section.document_id,
+                            block["text"].strip(),
+                            block["text"].strip(),
+                            "\n".join([base_context, element.caption or ""]),
+                            language,
+                        )
+                    )
                 continue
             for sentence in _sentences(block["text"]):
                 if looks_like_instruction(sentence):
                     skipped.append(section_id)
                     continue
-                units.append(Unit(section_id, section_id, section.document_id, sentence, _clean_display(sentence),
-                                  base_context, language))
+                units.append(
+                    Unit(
+                        section_id,
+                        section_id,
+                        section.document_id,
+                        sentence,
+                        _clean_display(sentence),
+                        base_context,
+                        language,
+                    )
+                )
     return units, list(dict.fromkeys(skipped))
 
 
@@ -210,8 +245,14 @@ class ExtractiveAnswerer:
     # 3 sentences: golden-insurance dev citation 43/48, 42 with 2; a further sentence within 0.7
     # of the best (docling_document 9: dev answer correctness 36/50 at 0.6-0.7, 35 at 0.75, 34
     # at 0.8, citation 45/50 throughout)
-    def __init__(self, kb, weights: TermWeights | None = None, min_score: float = 0.45, keep_ratio: float = 0.7,
-                 max_units: int = 3):
+    def __init__(
+        self,
+        kb,
+        weights: TermWeights | None = None,
+        min_score: float = 0.45,
+        keep_ratio: float = 0.7,
+        max_units: int = 3,
+    ):
         self.kb = kb
         self.weights = weights or TermWeights(kb)
         self.min_score = min_score
@@ -225,8 +266,14 @@ class ExtractiveAnswerer:
             self._terms[key] = set(analyze(text, language))
         return self._terms[key]
 
-    def score(self, question: str, unit: Unit, targeted: bool = True, present: set[str] | None = None,
-              naming: set[str] | frozenset[str] = frozenset()) -> float:
+    def score(
+        self,
+        question: str,
+        unit: Unit,
+        targeted: bool = True,
+        present: set[str] | None = None,
+        naming: set[str] | frozenset[str] = frozenset(),
+    ) -> float:
         """`present`: the codes the candidate passages name (text or headings); `naming`: the
         question's terms that chose the documents searched, counted as found in every unit:
         "Mila" written in a sentence of Mila's policy does not make it the answer (its
@@ -237,17 +284,22 @@ class ExtractiveAnswerer:
         # a row's distinguishing column headers count as its words (golden-insurance, with the
         # engine seats: RAQVAM's comparison row "arbitrage : non" now answers, citation 92 -> 93/98)
         labelled = own | self._analyzed(unit.labels, unit.language) if unit.labels else own
-        score = self.weights.coverage(terms, labelled | set(naming), unit.language,
-                                     self._analyzed(unit.context, unit.language))
+        score = self.weights.coverage(
+            terms, labelled | set(naming), unit.language, self._analyzed(unit.context, unit.language)
+        )
         found = figures(text)
-        if not text.rstrip().endswith((".", "!", "?")) and not any(_is_value(f) for f in found) \
-                and len({t for t in own - set(terms) if not t.isdigit()}) < LABEL_NOVEL_TERMS:
+        if (
+            not text.rstrip().endswith((".", "!", "?"))
+            and not any(_is_value(f) for f in found)
+            and len({t for t in own - set(terms) if not t.isdigit()}) < LABEL_NOVEL_TERMS
+        ):
             # a label, heading or header row that repeats the question ("Garantie Décès",
             # "Niveau 1 Niveau 2 … Niveau 6") answers nothing; a sentence or a value does
             score *= LABEL_FACTOR
         wanted = wanted_kinds(question)
-        if wanted and any(f.kind in wanted and not any(same_figure(f, given) for given in figures(question))
-                          for f in found):
+        if wanted and any(
+            f.kind in wanted and not any(same_figure(f, given) for given in figures(question)) for f in found
+        ):
             # "combien", "quel délai": a sentence with the amount or duration asked, not the one the
             # question gives ("quitter au 31 décembre : jusqu'à quelle date…" asks for another date)
             score += WANTED_FIGURE_BONUS
@@ -300,8 +352,9 @@ class ExtractiveAnswerer:
         """The least a sentence's own score must be to answer `sub`."""
         return min(self.min_score, SENTENCE_SHARE * sub.best_score) if sub.best_score else self.min_score
 
-    def answer_sub_question(self, index: int, sub: SubQuestion, units: list[Unit], registry,
-                            targeted: bool, max_units: int | None = None) -> list[Paragraph]:
+    def answer_sub_question(
+        self, index: int, sub: SubQuestion, units: list[Unit], registry, targeted: bool, max_units: int | None = None
+    ) -> list[Paragraph]:
         max_units = max_units or self.max_units
         keep_ratio = self.keep_ratio if max_units <= self.max_units else self.keep_ratio - 0.15
         allowed = set(sub.parent_ids)
@@ -318,8 +371,10 @@ class ExtractiveAnswerer:
         for u in candidates:
             best_copy[u.text] = max(best_copy.get(u.text, 0.0), raw[id(u)])
         raw = {id(u): best_copy[u.text] for u in candidates}
-        scored = sorted(((raw[id(u)] * (1 - RANK_DISCOUNT * rank.get(registry[u.section_id].parent_id, 0)), u)
-                         for u in candidates), key=lambda x: -x[0])
+        scored = sorted(
+            ((raw[id(u)] * (1 - RANK_DISCOUNT * rank.get(registry[u.section_id].parent_id, 0)), u) for u in candidates),
+            key=lambda x: -x[0],
+        )
         # a sentence covers less of a long question than its section does: the bar follows
         # what the retrieval gate found (the section's coverage), never above min_score; it
         # is a sentence's own coverage, before the rank prior
@@ -353,9 +408,14 @@ class ExtractiveAnswerer:
             passages.setdefault(registry[u.section_id].parent_id, []).append(u)
         for group in passages.values():
             group.sort(key=lambda u: position[id(u)])
-        paragraphs = [Paragraph(text=" ".join(band_column(u, asked) for u in group),
-                                source_ids=list(dict.fromkeys(u.source_id for u in group)), sub_question=index)
-                      for group in passages.values()]
+        paragraphs = [
+            Paragraph(
+                text=" ".join(band_column(u, asked) for u in group),
+                source_ids=list(dict.fromkeys(u.source_id for u in group)),
+                sub_question=index,
+            )
+            for group in passages.values()
+        ]
         # false premises are checked in `ask` for every mode (answering/premises.py)
         if superseded:
             old = superseded[0][1]
@@ -363,25 +423,41 @@ class ExtractiveAnswerer:
             newer = [d for d in registry.amended_by.get(old.document_id, []) if d in documents]
             lead = SUPERSEDED_LEAD.get(language, SUPERSEDED_LEAD["en"]).format(
                 old=dated_name(self.kb.document(old.document_id), language),
-                new=(" ; " if language == "fr" else "; ").join(dated_name(self.kb.document(d), language)
-                                                                for d in newer))
-            paragraphs.append(Paragraph(text=old.display, source_ids=[old.source_id], sub_question=index,
-                                        role="superseded", lead=lead))
+                new=(" ; " if language == "fr" else "; ").join(
+                    dated_name(self.kb.document(d), language) for d in newer
+                ),
+            )
+            paragraphs.append(
+                Paragraph(
+                    text=old.display, source_ids=[old.source_id], sub_question=index, role="superseded", lead=lead
+                )
+            )
         return paragraphs
 
-    def answer(self, subs: list[SubQuestion], registry, intent: str = "targeted") -> tuple[list[Paragraph], list[str], list[str]]:
+    def answer(
+        self, subs: list[SubQuestion], registry, intent: str = "targeted"
+    ) -> tuple[list[Paragraph], list[str], list[str]]:
         """(paragraphs, missing information, alerts)."""
         units, skipped = units_of(registry, self.kb)
-        alerts = [f"Un passage de « {registry[s].name} » ressemble à une consigne adressée à l'assistant : "
-                  "il a été ignoré (les documents sont des données, jamais des instructions)." for s in skipped]
+        alerts = [
+            f"Un passage de « {registry[s].name} » ressemble à une consigne adressée à l'assistant : "
+            "il a été ignoré (les documents sont des données, jamais des instructions)."
+            for s in skipped
+        ]
         paragraphs: list[Paragraph] = []
         missing: list[str] = []
         for index, sub in enumerate(subs):
             if sub.status == NO_SOURCE:
                 missing.append(sub.text)
                 continue
-            found = self.answer_sub_question(index, sub, units, registry, targeted=intent != "explanation",
-                                             max_units=self.max_units + (2 if intent == "explanation" else 0))
+            found = self.answer_sub_question(
+                index,
+                sub,
+                units,
+                registry,
+                targeted=intent != "explanation",
+                max_units=self.max_units + (2 if intent == "explanation" else 0),
+            )
             if not found:
                 sub.status = NO_SOURCE
                 missing.append(sub.text)

@@ -26,15 +26,72 @@ from functools import lru_cache
 
 MONEY, PERCENT, DURATION, DATE, NUMBER = "money", "percent", "duration", "date", "number"
 
-_MONTHS = {"janvier": 1, "fevrier": 2, "mars": 3, "avril": 4, "mai": 5, "juin": 6, "juillet": 7, "aout": 8,
-           "septembre": 9, "octobre": 10, "novembre": 11, "decembre": 12, "january": 1, "february": 2, "march": 3,
-           "april": 4, "may": 5, "june": 6, "july": 7, "august": 8, "september": 9, "october": 10, "november": 11,
-           "december": 12}
-_WORDS = {"un": 1, "une": 1, "deux": 2, "trois": 3, "quatre": 4, "cinq": 5, "six": 6, "sept": 7, "huit": 8,
-          "neuf": 9, "dix": 10, "onze": 11, "douze": 12, "treize": 13, "quatorze": 14, "quinze": 15, "seize": 16,
-          "vingt": 20, "trente": 30, "quarante": 40, "cinquante": 50, "soixante": 60, "cent": 100,
-          "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six_": 6, "seven": 7, "eight": 8, "nine": 9,
-          "ten": 10, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30, "sixty": 60}
+_MONTHS = {
+    "janvier": 1,
+    "fevrier": 2,
+    "mars": 3,
+    "avril": 4,
+    "mai": 5,
+    "juin": 6,
+    "juillet": 7,
+    "aout": 8,
+    "septembre": 9,
+    "octobre": 10,
+    "novembre": 11,
+    "decembre": 12,
+    "january": 1,
+    "february": 2,
+    "march": 3,
+    "april": 4,
+    "may": 5,
+    "june": 6,
+    "july": 7,
+    "august": 8,
+    "september": 9,
+    "october": 10,
+    "november": 11,
+    "december": 12,
+}
+_WORDS = {
+    "un": 1,
+    "une": 1,
+    "deux": 2,
+    "trois": 3,
+    "quatre": 4,
+    "cinq": 5,
+    "six": 6,
+    "sept": 7,
+    "huit": 8,
+    "neuf": 9,
+    "dix": 10,
+    "onze": 11,
+    "douze": 12,
+    "treize": 13,
+    "quatorze": 14,
+    "quinze": 15,
+    "seize": 16,
+    "vingt": 20,
+    "trente": 30,
+    "quarante": 40,
+    "cinquante": 50,
+    "soixante": 60,
+    "cent": 100,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six_": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "twelve": 12,
+    "fifteen": 15,
+    "twenty": 20,
+    "thirty": 30,
+    "sixty": 60,
+}
 _WORDS.pop("six_")
 # unit word -> (kind, unit, scale)
 _UNITS = [
@@ -191,16 +248,18 @@ def figures(text: str) -> list[Figure]:
             if not month or not 1 <= month <= 12 or not 1 <= day <= 31:
                 continue
             value = f"{year:04d}-{month:02d}-{day:02d}" if year is not None else f"--{month:02d}-{day:02d}"
-            found.append(Figure(text[match.start():match.end()], DATE, frozenset({value}), "date",
-                                match.start(), match.end()))
+            found.append(
+                Figure(text[match.start() : match.end()], DATE, frozenset({value}), "date", match.start(), match.end())
+            )
             taken.append(match.span())
     for match in _WORD_NUM.finditer(folded):
         spec, end = _unit_after(folded, match.end())
         if spec is None or spec[0] != DURATION or not free(match.start(), end):
             continue  # "un" alone is an article; a number word counts before a duration unit
         value = Decimal(_WORDS[match.group(1).lower()])
-        found.append(Figure(text[match.start():end], DURATION, frozenset({_canon(value)}), spec[1],
-                            match.start(), end))
+        found.append(
+            Figure(text[match.start() : end], DURATION, frozenset({_canon(value)}), spec[1], match.start(), end)
+        )
         taken.append((match.start(), end))
     for match in _NUM.finditer(folded):
         if not free(*match.span()):
@@ -213,7 +272,7 @@ def figures(text: str) -> list[Figure]:
             spec, end = _euro_as_e(folded, match.end(), grouped=not integer.isdigit())
         kind, unit, scale = spec if spec else (NUMBER, None, 1)
         values = frozenset(_canon(r * scale) for r in readings)
-        found.append(Figure(text[match.start():end], kind, values, unit, match.start(), end))
+        found.append(Figure(text[match.start() : end], kind, values, unit, match.start(), end))
         taken.append((match.start(), end))
     return sorted(found, key=lambda f: f.start)
 
@@ -245,15 +304,31 @@ def to_decimal(value: str) -> Decimal | None:
 # What a question asks for, by the words that ask it: "combien de jours" a duration,
 # "combien", "plafond", "franchise" an amount, "taux" a rate.
 _ASKS = [
-    (DURATION, re.compile(r"\b(?:d[ée]lais?|dur[ée]es?|carences?|pr[ée]avis|combien de (?:temps|jours?|mois|ans|ann[ée]es|"
-                          r"semaines?|nuits?|heures?)|quand|how long|period|waiting)\b", re.IGNORECASE)),
+    (
+        DURATION,
+        re.compile(
+            r"\b(?:d[ée]lais?|dur[ée]es?|carences?|pr[ée]avis|combien de (?:temps|jours?|mois|ans|ann[ée]es|"
+            r"semaines?|nuits?|heures?)|quand|how long|period|waiting)\b",
+            re.IGNORECASE,
+        ),
+    ),
     (PERCENT, re.compile(r"\b(?:taux|pourcentages?|quelle part|rate|percentage)\b|%", re.IGNORECASE)),
-    (DATE, re.compile(r"\b(?:(?:quelle|what) date|jusqu'(?:à|au) quand|avant quand|à partir de quand|by when)\b",
-                      re.IGNORECASE)),
+    (
+        DATE,
+        re.compile(
+            r"\b(?:(?:quelle|what) date|jusqu'(?:à|au) quand|avant quand|à partir de quand|by when)\b", re.IGNORECASE
+        ),
+    ),
     # "sommes" is a sum, not "sommes-nous"
-    (MONEY, re.compile(r"\b(?:combien(?! de (?:temps|jours?|mois|ans|ann[ée]es|semaines?|nuits?|heures?))|montants?|"
-                       r"plafonds?|plafonn[ée]e?s?|franchises?|prix|co[uû]ts?|rembours\w*|indemni\w*|capital|(?<!nous )sommes?(?!-nous)|"
-                       r"tarifs?|cotisations?|how much|limit|deductible)\b|€", re.IGNORECASE)),
+    (
+        MONEY,
+        re.compile(
+            r"\b(?:combien(?! de (?:temps|jours?|mois|ans|ann[ée]es|semaines?|nuits?|heures?))|montants?|"
+            r"plafonds?|plafonn[ée]e?s?|franchises?|prix|co[uû]ts?|rembours\w*|indemni\w*|capital|(?<!nous )sommes?(?!-nous)|"
+            r"tarifs?|cotisations?|how much|limit|deductible)\b|€",
+            re.IGNORECASE,
+        ),
+    ),
 ]
 
 

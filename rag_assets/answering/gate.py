@@ -39,8 +39,17 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-FEATURES = ("coverage", "content_coverage", "child_coverage", "agreement", "dense", "bm25", "off_lines",
-            "unknown_names", "terms")
+FEATURES = (
+    "coverage",
+    "content_coverage",
+    "child_coverage",
+    "agreement",
+    "dense",
+    "bm25",
+    "off_lines",
+    "unknown_names",
+    "terms",
+)
 MODEL_PATH = Path(__file__).with_name("gate_model.json")
 
 
@@ -80,8 +89,15 @@ class GateModel:
 
     @classmethod
     def from_dict(cls, data: dict) -> "GateModel":
-        model = cls(tuple(data["features"]), tuple(data["weights"]), float(data["intercept"]), tuple(data["mean"]),
-                    tuple(data["scale"]), float(data["threshold"]), data.get("fitted") or {})
+        model = cls(
+            tuple(data["features"]),
+            tuple(data["weights"]),
+            float(data["intercept"]),
+            tuple(data["mean"]),
+            tuple(data["scale"]),
+            float(data["threshold"]),
+            data.get("fitted") or {},
+        )
         if data.get("version") and data["version"] != model.version:
             raise ValueError(f"gate model {data['version']} does not match its own weights ({model.version})")
         if set(model.features) - set(FEATURES):

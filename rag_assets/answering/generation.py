@@ -87,8 +87,11 @@ def parse_json(content: str) -> Any:
 def _usage_dict(usage) -> dict:
     if usage is None:
         return {}
-    return {k: getattr(usage, k, None) for k in ("prompt_tokens", "completion_tokens", "total_tokens")
-            if getattr(usage, k, None) is not None}
+    return {
+        k: getattr(usage, k, None)
+        for k in ("prompt_tokens", "completion_tokens", "total_tokens")
+        if getattr(usage, k, None) is not None
+    }
 
 
 class LLMClient:
@@ -115,8 +118,12 @@ class LLMClient:
             import openai
 
             endpoint = self.endpoints[index]
-            self._clients[index] = openai.OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key or "not-needed",
-                                                 timeout=endpoint.timeout, max_retries=endpoint.max_retries)
+            self._clients[index] = openai.OpenAI(
+                base_url=endpoint.base_url,
+                api_key=endpoint.api_key or "not-needed",
+                timeout=endpoint.timeout,
+                max_retries=endpoint.max_retries,
+            )
         return self._clients[index]
 
     def usage(self) -> dict:
@@ -124,12 +131,19 @@ class LLMClient:
         for call in self.calls:
             for key, value in call["usage"].items():
                 total[key] = total.get(key, 0) + int(value or 0)
-        total["by_call"] = [{"call": c["schema"], "endpoint": c["endpoint"], "seconds": c["seconds"], **c["usage"]}
-                            for c in self.calls]
+        total["by_call"] = [
+            {"call": c["schema"], "endpoint": c["endpoint"], "seconds": c["seconds"], **c["usage"]} for c in self.calls
+        ]
         return total
 
-    def complete(self, messages: list[dict] | Callable[[Endpoint], list[dict]], schema_name: str, schema: dict,
-                 max_tokens: int = 1024, temperature: float = 0.0) -> LLMResult:
+    def complete(
+        self,
+        messages: list[dict] | Callable[[Endpoint], list[dict]],
+        schema_name: str,
+        schema: dict,
+        max_tokens: int = 1024,
+        temperature: float = 0.0,
+    ) -> LLMResult:
         import openai
 
         for index, endpoint in enumerate(self.endpoints):
@@ -149,18 +163,33 @@ class LLMClient:
                 raise
             seconds = time.perf_counter() - started
             content = response.choices[0].message.content or "" if response.choices else ""
-            result = LLMResult(content=content, data=parse_json(content), endpoint=endpoint.label,
-                               base_url=endpoint.base_url, model=getattr(response, "model", None) or endpoint.model,
-                               usage=_usage_dict(getattr(response, "usage", None)), seconds=seconds, schema=schema_name)
-            self.calls.append({"schema": schema_name, "endpoint": endpoint.label, "model": result.model,
-                               "usage": result.usage, "seconds": round(seconds, 3)})
+            result = LLMResult(
+                content=content,
+                data=parse_json(content),
+                endpoint=endpoint.label,
+                base_url=endpoint.base_url,
+                model=getattr(response, "model", None) or endpoint.model,
+                usage=_usage_dict(getattr(response, "usage", None)),
+                seconds=seconds,
+                schema=schema_name,
+            )
+            self.calls.append(
+                {
+                    "schema": schema_name,
+                    "endpoint": endpoint.label,
+                    "model": result.model,
+                    "usage": result.usage,
+                    "seconds": round(seconds, 3),
+                }
+            )
             return result
         raise EndpointsExhausted(self.attempts)
 
     def _fail(self, index: int, endpoint: Endpoint, schema_name: str, error: str) -> None:
         self.dead.add(index)
-        self.attempts.append({"endpoint": endpoint.label, "base_url": endpoint.base_url, "call": schema_name,
-                              "error": error})
+        self.attempts.append(
+            {"endpoint": endpoint.label, "base_url": endpoint.base_url, "call": schema_name, "error": error}
+        )
 
     def _create(self, index, messages, schema_name, schema, max_tokens, temperature):
         import openai
@@ -171,15 +200,21 @@ class LLMClient:
         if index not in self._json_object_only:
             try:
                 return client.chat.completions.create(
-                    response_format={"type": "json_schema",
-                                     "json_schema": {"name": schema_name, "strict": True, "schema": schema}},
-                    **kwargs)
+                    response_format={
+                        "type": "json_schema",
+                        "json_schema": {"name": schema_name, "strict": True, "schema": schema},
+                    },
+                    **kwargs,
+                )
             except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
                 if "response_format" not in str(exc) and "json_schema" not in str(exc):
                     raise
                 self._json_object_only.add(index)
-        hint = {"role": "system", "content": "Réponds uniquement par un objet JSON conforme à ce schéma JSON :\n"
-                + json.dumps(schema, ensure_ascii=False)}
+        hint = {
+            "role": "system",
+            "content": "Réponds uniquement par un objet JSON conforme à ce schéma JSON :\n"
+            + json.dumps(schema, ensure_ascii=False),
+        }
         kwargs["messages"] = [messages[0], hint, *messages[1:]]
         return client.chat.completions.create(response_format={"type": "json_object"}, **kwargs)
 
@@ -233,13 +268,23 @@ def answer_schema(source_ids: list[str]) -> dict:
 def _user_message(question: str, subs: list[SubQuestion], registry, notes: str = "") -> str:
     lines = [f"Question : {question}", "", "Sous-questions :"]
     for n, sub in enumerate(subs, 1):
-        note = " (aucune source trouvée : n'y réponds pas, mentionne-la dans missing_information)" \
-            if sub.status == NO_SOURCE else ""
+        note = (
+            " (aucune source trouvée : n'y réponds pas, mentionne-la dans missing_information)"
+            if sub.status == NO_SOURCE
+            else ""
+        )
         lines.append(f"{n}. {sub.text}{note}")
     if notes:  # the premises the system found contradicted by the sources
         lines += ["", notes]
-    lines += ["", "Identifiants de source autorisés :", registry.catalogue(), "", registry.context_text(), "",
-              "Réponds en JSON selon le schéma : paragraphs (sub_question, text, source_ids) et missing_information."]
+    lines += [
+        "",
+        "Identifiants de source autorisés :",
+        registry.catalogue(),
+        "",
+        registry.context_text(),
+        "",
+        "Réponds en JSON selon le schéma : paragraphs (sub_question, text, source_ids) et missing_information.",
+    ]
     return "\n".join(lines)
 
 
@@ -252,8 +297,10 @@ def _messages(question, subs, registry, extra: list[dict], notes: str = "") -> C
         if images:
             content = [{"type": "text", "text": text}]
             for source_id, url in images:
-                content += [{"type": "text", "text": f"Image de {source_id} :"},
-                            {"type": "image_url", "image_url": {"url": url}}]
+                content += [
+                    {"type": "text", "text": f"Image de {source_id} :"},
+                    {"type": "image_url", "image_url": {"url": url}},
+                ]
         return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": content}, *extra]
 
     return build
@@ -286,7 +333,9 @@ def _validate(data: Any, registry, sub_count: int) -> tuple[list[Paragraph], lis
             sub = int(item.get("sub_question")) - 1
         except (TypeError, ValueError):
             sub = None
-        valid.append(Paragraph(text=text, source_ids=ids, sub_question=sub if sub is not None and 0 <= sub < sub_count else None))
+        valid.append(
+            Paragraph(text=text, source_ids=ids, sub_question=sub if sub is not None and 0 <= sub < sub_count else None)
+        )
     missing = [str(m).strip() for m in data.get("missing_information") or [] if str(m).strip()]
     return valid, problems, missing
 
@@ -299,19 +348,31 @@ class Generated:
     results: list[LLMResult]
 
 
-def generate_answer(llm: LLMClient, question: str, subs: list[SubQuestion], registry,
-                    max_tokens: int = 1200, notes: str = "") -> Generated:
+def generate_answer(
+    llm: LLMClient, question: str, subs: list[SubQuestion], registry, max_tokens: int = 1200, notes: str = ""
+) -> Generated:
     schema = answer_schema(registry.ids)
     alerts: list[str] = []
     first = llm.complete(_messages(question, subs, registry, [], notes), "answer", schema, max_tokens=max_tokens)
     paragraphs, problems, missing = _validate(first.data, registry, len(subs))
     results = [first]
     if problems:
-        correction = ("Ta réponse est rejetée : " + " ; ".join(problems) + ". Réponds de nouveau, en entier : chaque "
-                      "paragraphe doit citer au moins une source, uniquement parmi : " + ", ".join(registry.ids) + ".")
-        retry = llm.complete(_messages(question, subs, registry, [{"role": "assistant", "content": first.content},
-                                                                   {"role": "user", "content": correction}], notes),
-                             "answer", schema, max_tokens=max_tokens)
+        correction = (
+            "Ta réponse est rejetée : " + " ; ".join(problems) + ". Réponds de nouveau, en entier : chaque "
+            "paragraphe doit citer au moins une source, uniquement parmi : " + ", ".join(registry.ids) + "."
+        )
+        retry = llm.complete(
+            _messages(
+                question,
+                subs,
+                registry,
+                [{"role": "assistant", "content": first.content}, {"role": "user", "content": correction}],
+                notes,
+            ),
+            "answer",
+            schema,
+            max_tokens=max_tokens,
+        )
         results.append(retry)
         second, problems_again, missing_again = _validate(retry.data, registry, len(subs))
         if isinstance(retry.data, dict):

@@ -22,8 +22,11 @@ from rag_assets.index.page_boxes import comparable, page_space_box
 
 PDF = "application/pdf"
 _ELLIPSIS = re.compile(r"\s*(?:\[\s*(?:\.\.\.|…)\s*\]|\(\s*(?:\.\.\.|…)\s*\)|\.\.\.|…)\s*")
-KINDS = {"application/vnd.openxmlformats-officedocument.wordprocessingml.document": "DOCX", "text/html": "HTML",
-         "text/markdown": "Markdown"}
+KINDS = {
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "DOCX",
+    "text/html": "HTML",
+    "text/markdown": "Markdown",
+}
 SCALE = 2.0  # pixels per point of the rendered page (144 dpi)
 _PAD = 1.5  # points around a highlighted box, as drawn
 DIM, HIGHLIGHT = (0, 0, 0, 110), (255, 214, 0, 90)  # RGBA over the page
@@ -65,9 +68,16 @@ def locate(parent: dict, quote: str) -> list[dict]:
         if any(start < e and end > s for s, e in spans) and box not in pages.setdefault(page, []):
             pages[page].append(box)
     sizes = parent.get("page_sizes") or {}
-    return [{"page": page, "width": sizes.get(str(page), [None, None])[0],
-             "height": sizes.get(str(page), [None, None])[1], "boxes": found}
-            for page, found in pages.items() if found]
+    return [
+        {
+            "page": page,
+            "width": sizes.get(str(page), [None, None])[0],
+            "height": sizes.get(str(page), [None, None])[1],
+            "boxes": found,
+        }
+        for page, found in pages.items()
+        if found
+    ]
 
 
 def source_file(kb, document_id: str) -> tuple[Path | None, str]:
@@ -88,9 +98,15 @@ def attach(answer, kb) -> None:
         if entry is None:
             continue
         path, media_type = source_file(kb, entry.document_id)
-        evidence = {"source_id": entry.source_id, "document_id": entry.document_id, "quote": paragraph.quote,
-                    "section": " > ".join(entry.heading_path), "file": str(path) if path else None,
-                    "media_type": media_type, "pages": []}
+        evidence = {
+            "source_id": entry.source_id,
+            "document_id": entry.document_id,
+            "quote": paragraph.quote,
+            "section": " > ".join(entry.heading_path),
+            "file": str(path) if path else None,
+            "media_type": media_type,
+            "pages": [],
+        }
         if media_type != PDF:
             evidence["no_page_image"] = f"{KINDS.get(media_type, media_type or 'non-PDF')} source"
         else:
@@ -148,16 +164,26 @@ def evidence_images(answer, folder: Path, prefix: str | None = None) -> list[dic
         evidence = getattr(paragraph, "evidence", None)
         if not evidence:
             continue
-        item = {"paragraph": number, "source_id": evidence["source_id"], "path": None,
-                "note": evidence.get("no_page_image")}
+        item = {
+            "paragraph": number,
+            "source_id": evidence["source_id"],
+            "path": None,
+            "note": evidence.get("no_page_image"),
+        }
         if evidence["pages"] and evidence.get("file"):
-            item["path"] = str(render(Path(evidence["file"]), evidence["pages"],
-                                      Path(folder) / image_name(prefix or answer.answer_id, number, evidence)))
+            item["path"] = str(
+                render(
+                    Path(evidence["file"]),
+                    evidence["pages"],
+                    Path(folder) / image_name(prefix or answer.answer_id, number, evidence),
+                )
+            )
         out.append(item)
     return out
 
 
 # ------------------------------------------------------------------------- measure
+
 
 def checked_paragraphs(answer) -> list[dict]:
     """``check`` of each shown paragraph quoting a PDF source (a quote not located counts as failed):
@@ -213,5 +239,9 @@ def check(pdf_path: Path, pages: list[dict], quote: str) -> dict:
             last = next(i for i, end in enumerate(ends) if end >= found + len(fragment))
             used.update(range(first, last + 1))
     quote_lines = max(1, len(used))
-    return {"contains": contains, "boxes": len(pieces), "quote_lines": quote_lines,
-            "ok": contains and len(pieces) <= 2 * quote_lines}
+    return {
+        "contains": contains,
+        "boxes": len(pieces),
+        "quote_lines": quote_lines,
+        "ok": contains and len(pieces) <= 2 * quote_lines,
+    }

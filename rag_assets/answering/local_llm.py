@@ -33,8 +33,15 @@ N_CTX = 16384
 
 
 class LocalLLM:
-    def __init__(self, gguf_path: str | Path, n_ctx: int = N_CTX, threads: int | None = None,
-                 multimodal: bool = False, timeout: float = 900.0, verbose: bool = False):
+    def __init__(
+        self,
+        gguf_path: str | Path,
+        n_ctx: int = N_CTX,
+        threads: int | None = None,
+        multimodal: bool = False,
+        timeout: float = 900.0,
+        verbose: bool = False,
+    ):
         self.gguf_path = Path(gguf_path).expanduser()
         self.n_ctx = n_ctx
         self.threads = threads or int(os.environ.get("OMP_NUM_THREADS", "0") or 0) or max(1, (os.cpu_count() or 2))
@@ -73,9 +80,14 @@ class LocalLLM:
         address = self._server.listening_address.rstrip("/")
         self._wait_ready(address)
         self.load_seconds = round(time.perf_counter() - started, 2)
-        self.endpoint = Endpoint(base_url=f"{address}/v1", model=ALIAS, api_key="local",
-                                 name=f"llama.cpp local ({self.gguf_path.name})", multimodal=self.multimodal,
-                                 timeout=self.timeout)
+        self.endpoint = Endpoint(
+            base_url=f"{address}/v1",
+            model=ALIAS,
+            api_key="local",
+            name=f"llama.cpp local ({self.gguf_path.name})",
+            multimodal=self.multimodal,
+            timeout=self.timeout,
+        )
         return self.endpoint
 
     @staticmethod

@@ -32,12 +32,24 @@ def log_record(answer: Answer) -> dict:
         "thread_id": answer.thread_id,
         "memory": answer.memory,
         "question": _prefix(answer.question),
-        "route": {"kind": answer.route.kind, "intent": answer.route.intent, "method": answer.route.method,
-                  "standalone_question": _prefix(answer.route.standalone_question), "rewritten": answer.route.rewritten,
-                  "budget": answer.route.budget},
-        "sub_questions": [{"text": _prefix(s.text), "status": s.status, "queries": [_prefix(q) for q in s.queries],
-                           "best_score": s.best_score,
-                           "parent_ids": s.parent_ids} for s in answer.sub_questions],
+        "route": {
+            "kind": answer.route.kind,
+            "intent": answer.route.intent,
+            "method": answer.route.method,
+            "standalone_question": _prefix(answer.route.standalone_question),
+            "rewritten": answer.route.rewritten,
+            "budget": answer.route.budget,
+        },
+        "sub_questions": [
+            {
+                "text": _prefix(s.text),
+                "status": s.status,
+                "queries": [_prefix(q) for q in s.queries],
+                "best_score": s.best_score,
+                "parent_ids": s.parent_ids,
+            }
+            for s in answer.sub_questions
+        ],
         "parent_ids": list(dict.fromkeys(s.parent_id for s in answer.sources)),
         "sources": [{"source_id": s.source_id, "name": s.name} for s in answer.sources],
         "cited": [s.source_id for s in answer.cited],
@@ -47,8 +59,16 @@ def log_record(answer: Answer) -> dict:
         "attempts": answer.attempts,
         "latency_s": answer.latency_s,
         "usage": answer.usage,
-        "verdicts": [{"paragraph": n, "verdict": p.verdict, "source_ids": p.source_ids, "quote_found": p.quote_found,
-                      "unsupported_numbers": p.unsupported_numbers} for n, p in enumerate(answer.paragraphs, 1)],
+        "verdicts": [
+            {
+                "paragraph": n,
+                "verdict": p.verdict,
+                "source_ids": p.source_ids,
+                "quote_found": p.quote_found,
+                "unsupported_numbers": p.unsupported_numbers,
+            }
+            for n, p in enumerate(answer.paragraphs, 1)
+        ],
         "missing_information": answer.missing_information,
         "alerts": answer.alerts,
         "answer": answer.text,

@@ -67,14 +67,18 @@ class ThreadStore:
         stored = read_json(path)
         return stored["messages"] if stored.get("owner") == owner else []
 
-    def last(self, thread_id: str | None, owner: dict, n: int = 3,
-             visible: Callable[[str], bool] | None = None) -> list[dict]:
+    def last(
+        self, thread_id: str | None, owner: dict, n: int = 3, visible: Callable[[str], bool] | None = None
+    ) -> list[dict]:
         """The last `n` messages `owner` may be shown: an answer drawn from a document
         `visible` refuses is left out."""
         if not thread_id:
             return []
-        kept = [m for m in self.messages(thread_id, owner)
-                if visible is None or all(visible(d) for d in m.get("document_ids") or [])]
+        kept = [
+            m
+            for m in self.messages(thread_id, owner)
+            if visible is None or all(visible(d) for d in m.get("document_ids") or [])
+        ]
         return [{"role": m["role"], "content": m["content"]} for m in kept[-n:]]
 
     def append(self, thread_id: str | None, owner: dict, *messages: dict) -> None:
@@ -86,8 +90,14 @@ class ThreadStore:
         with file_lock(self.root / ".lock"):
             stored = self.messages(thread_id, owner)
             for message in messages:
-                stored.append({"role": message["role"], "content": str(message["content"])[:MAX_MESSAGE_CHARS],
-                               "document_ids": sorted(message.get("document_ids") or []), "at": now})
+                stored.append(
+                    {
+                        "role": message["role"],
+                        "content": str(message["content"])[:MAX_MESSAGE_CHARS],
+                        "document_ids": sorted(message.get("document_ids") or []),
+                        "at": now,
+                    }
+                )
             write_json_atomic(path, {"thread_id": thread_id, "owner": owner, "messages": stored})
 
 

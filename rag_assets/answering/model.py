@@ -38,11 +38,19 @@ class SourceEntry:
     @property
     def evidence(self) -> str:
         """What a citation of this entry vouches for: its text plus what names it."""
-        return "\n".join(x for x in (self.document_title, " > ".join(self.heading_path), self.caption or "", self.text) if x)
+        return "\n".join(
+            x for x in (self.document_title, " > ".join(self.heading_path), self.caption or "", self.text) if x
+        )
 
     def brief(self) -> dict:
-        return {"source_id": self.source_id, "kind": self.kind, "name": self.name, "document_id": self.document_id,
-                "parent_id": self.parent_id, "pages": self.pages}
+        return {
+            "source_id": self.source_id,
+            "kind": self.kind,
+            "name": self.name,
+            "document_id": self.document_id,
+            "parent_id": self.parent_id,
+            "pages": self.pages,
+        }
 
 
 @dataclass
@@ -127,7 +135,8 @@ class Answer:
     def cited(self) -> list[SourceEntry]:
         """The sources the answer shows, as `render` does: each premise's, then each paragraph's."""
         ids = [p["source_id"] for p in self.premises if p.get("source_id")] + [
-            i for p in self.paragraphs for i in p.source_ids]
+            i for p in self.paragraphs for i in p.source_ids
+        ]
         return [s for s in self.sources if s.source_id in ids]
 
     @property
@@ -168,8 +177,9 @@ class Answer:
         if image.get("path"):
             return f" — page image: {image['path']}"
         section = evidence.get("section")
-        return (f" — no page image ({image.get('note') or evidence.get('no_page_image')})"
-                + (f"; section: {section}" if section else ""))
+        return f" — no page image ({image.get('note') or evidence.get('no_page_image')})" + (
+            f"; section: {section}" if section else ""
+        )
 
     def render(self, images: dict[int, dict] | None = None) -> str:
         """The answer for a terminal; with ``images`` (paragraph number -> ``evidence_images``
@@ -192,17 +202,25 @@ class Answer:
             lines.append("")
         for sub in self.sub_questions:
             if sub.status == NO_SOURCE:
-                lines.append(f"Aucune source trouvée (no source found) pour : « {sub.text} »"
-                             " — pas de réponse sans source.")
+                lines.append(
+                    f"Aucune source trouvée (no source found) pour : « {sub.text} » — pas de réponse sans source."
+                )
         for item in self.missing_information:
             if not any(item == s.text for s in self.sub_questions) or any(
-                    item == s.text and s.status != NO_SOURCE for s in self.sub_questions):
+                item == s.text and s.status != NO_SOURCE for s in self.sub_questions
+            ):
                 lines.append(f"Information manquante : {item}")
         for record in self.withheld:  # shown as withheld, never as the answer
-            lines.append(f"Paragraphe retenu (non présenté comme réponse) : {record['reason']}"
-                         + (" ; remplacé par l'extrait des sources ci-dessus." if record.get("replacement") not in
-                            (None, "Non trouvé dans les documents") else
-                            " ; non trouvé dans les documents." if record.get("replacement") else "."))
+            lines.append(
+                f"Paragraphe retenu (non présenté comme réponse) : {record['reason']}"
+                + (
+                    " ; remplacé par l'extrait des sources ci-dessus."
+                    if record.get("replacement") not in (None, "Non trouvé dans les documents")
+                    else " ; non trouvé dans les documents."
+                    if record.get("replacement")
+                    else "."
+                )
+            )
         if self.alerts:
             if lines and lines[-1] != "":
                 lines.append("")

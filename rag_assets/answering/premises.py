@@ -48,13 +48,15 @@ _CONFIRM = re.compile(
     r"|\b(?:mon|ma) (?:conseill[eè]re?|agent|courti[eè]re?|assureur|banqui[eè]re?) (?:m['’]a|me)"
     r" (?:dit|indiqué|assuré|affirmé)"
     r"|\bis it (?:really |still )?(?:true|right|correct)\b|\bright\s*\?|\bisn['’]t it\b|\bwhy\b",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 # A yes/no question asserts what it asks to confirm ("Le SCR est-il calibré à 99,9 % ?",
 # "Le préavis est-il de six mois ?"): an inverted subject, and no interrogative word
 # ("Combien prend-elle en charge pour 10 jours ?" asks, it does not assert).
 _INVERTED = re.compile(r"\b\w+-(?:t-)?(?:il|elle|ils|elles|on)\b", re.IGNORECASE)
-_ASKING = re.compile(r"\b(?:combien|quel(?:le)?s?|comment|o[uù]|quand|lequel|laquelle|lesquel(?:le)?s|que|qu['’]|quoi)\b",
-                     re.IGNORECASE)
+_ASKING = re.compile(
+    r"\b(?:combien|quel(?:le)?s?|comment|o[uù]|quand|lequel|laquelle|lesquel(?:le)?s|que|qu['’]|quoi)\b", re.IGNORECASE
+)
 _EST_CE_QUE = re.compile(r"\best[- ]ce qu(?:e\b|['’])", re.IGNORECASE)
 # A figure the question states as what the policy says ("le plafond est de 20 000 €", "mon
 # contrat prévoit une franchise de 300 €", "la garantie couvre jusqu'à 5 000 €"), wherever it
@@ -74,12 +76,29 @@ _PARAMETER = re.compile(
     r"|prennent en charge)\s+(?:\w+\s+){0,3}?jusqu['’]à"
     r"|\b(?:est|sont)\s+(?:rembours\w+|couverte?s?|garantie?s?|prise?s? en charge|indemnisée?s?|plafonnée?s?"
     r"|limitée?s?)\s+(?:à\s+hauteur\s+de|jusqu['’]à|à))"
-    r"\s*(?:seulement\s+|uniquement\s+|environ\s+)?$", re.IGNORECASE)
+    r"\s*(?:seulement\s+|uniquement\s+|environ\s+)?$",
+    re.IGNORECASE,
+)
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\s*:\s+(?=[A-ZÀ-Þa-z])")
-_VARIANT_NOUNS = ("formule", "option", "niveau", "pack", "priorité", "priorite", "zone", "classe", "catégorie",
-                  "categorie", "palier", "tranche", "module", "plan")
+_VARIANT_NOUNS = (
+    "formule",
+    "option",
+    "niveau",
+    "pack",
+    "priorité",
+    "priorite",
+    "zone",
+    "classe",
+    "catégorie",
+    "categorie",
+    "palier",
+    "tranche",
+    "module",
+    "plan",
+)
 _VARIANT = re.compile(  # the noun in any case, the name capitalised, a number or a code
-    r"\b((?i:" + "|".join(_VARIANT_NOUNS) + r"))s?\s+(?:«\s*)?([A-ZÀ-Þ][\w’'-]*|\d+|[A-Z]{1,3}\d+)\b")
+    r"\b((?i:" + "|".join(_VARIANT_NOUNS) + r"))s?\s+(?:«\s*)?([A-ZÀ-Þ][\w’'-]*|\d+|[A-Z]{1,3}\d+)\b"
+)
 _CODE = re.compile(r"\b([A-Z]{1,3})(\d{1,2})\b")
 _LIST_SEPARATOR = re.compile(r"\s*(?:,|\bet\b|\bou\b|/|;)\s*")
 
@@ -113,8 +132,11 @@ def asserted_figures(question: str) -> list[Figure]:
     chosen: list[Figure] = []
     for index, sentence in enumerate(sentences):
         asked = _EST_CE_QUE.sub(" ", sentence)  # "Est-ce que … est de 3 000 € ?" is a yes/no question
-        yes_no = sentence.rstrip().endswith("?") and (_INVERTED.search(sentence) or asked != sentence) \
+        yes_no = (
+            sentence.rstrip().endswith("?")
+            and (_INVERTED.search(sentence) or asked != sentence)
             and not _ASKING.search(asked)
+        )
         if not (_CONFIRM.search(sentence) or yes_no):
             continue
         own = [f for f in figures(sentence) if f.kind in PREMISE_KINDS]
@@ -134,7 +156,7 @@ def stated_figures(question: str) -> list[Figure]:
     for figure in figures(text):
         if figure.kind not in PREMISE_KINDS:
             continue
-        before = text[max(0, figure.start - 80):figure.start]
+        before = text[max(0, figure.start - 80) : figure.start]
         clause = re.split(r"[.!?;:,()]", before)[-1]
         if _PARAMETER.search(clause):
             found.append(figure)
@@ -159,6 +181,7 @@ def _same_kind(a: Figure, b: Figure) -> bool:
 
 
 # --------------------------------------------------------------------- entity values
+
 
 def _cells(line: str) -> list[str]:
     line = line.strip().strip("|")
@@ -199,13 +222,13 @@ def _segments(text: str) -> list[tuple[Figure, str]]:
     for index, figure in enumerate(found):
         end = found[index + 1].start if index + 1 < len(found) else len(text)
         stop = _SENTENCE_END.search(text, figure.end, end)
-        after = text[figure.end:stop.start() if stop else end]
+        after = text[figure.end : stop.start() if stop else end]
         if not stop or _terms(after):
             out.append((figure, after))
             continue
         start = found[index - 1].end if index else 0
         starts = [m.end() for m in _SENTENCE_END.finditer(text, start, figure.start)]
-        out.append((figure, text[(starts[-1] if starts else start):figure.start]))
+        out.append((figure, text[(starts[-1] if starts else start) : figure.start]))
     return out
 
 
@@ -235,14 +258,21 @@ def entity_values(display: str, raw: str, question: str, claim: Figure) -> list[
 
 # --------------------------------------------------------------------------- checks
 
+
 def _kind_word(figure: Figure) -> str:
-    return {MONEY: "ce montant", PERCENT: "ce taux", DURATION: "cette durée", DATE: "cette date"}.get(figure.kind,
-                                                                                                      "cette valeur")
+    return {MONEY: "ce montant", PERCENT: "ce taux", DURATION: "cette durée", DATE: "cette date"}.get(
+        figure.kind, "cette valeur"
+    )
 
 
-def figure_premises(question: str, answering: list[tuple[str, str, str, str]], context: list[str],
-                    sub_question: int | None = None, claims: list[Figure] | None = None,
-                    stated: list[Figure] = ()) -> list[Premise]:
+def figure_premises(
+    question: str,
+    answering: list[tuple[str, str, str, str]],
+    context: list[str],
+    sub_question: int | None = None,
+    claims: list[Figure] | None = None,
+    stated: list[Figure] = (),
+) -> list[Premise]:
     """`answering`: (source id, source name, passage as shown, passage verbatim) of what
     answers the question; `context`: the text of every retrieved source; `claims`: the
     asserted figures (default: those of `question`); `stated`: figures given as a value of the
@@ -264,15 +294,24 @@ def figure_premises(question: str, answering: list[tuple[str, str, str, str]], c
         given = list(dict.fromkeys(v.describe() for v in right))  # "99,5 %" written twice is one value
         said = ", ".join(given)
         if not in_context and not contradiction_only:
-            message = (f"La question indique {claim.describe()} : aucune des sources consultées ne mentionne "
-                       f"{_kind_word(claim)}" + (f" ; elles indiquent {said}" if said else "") + ".")
-            premises.append(Premise("figure-absent", claim.describe(), given, source[0],
-                                    source[1], sub_question, message))
+            message = (
+                f"La question indique {claim.describe()} : aucune des sources consultées ne mentionne "
+                f"{_kind_word(claim)}" + (f" ; elles indiquent {said}" if said else "") + "."
+            )
+            premises.append(
+                Premise("figure-absent", claim.describe(), given, source[0], source[1], sub_question, message)
+            )
         elif right and not claimed_there:
-            message = (f"La question indique {claim.describe()}, mais la source indique {said}"
-                       + (f" ({source[1]})" if source[1] else "") + ".")
-            premises.append(Premise("figure-contradicted", claim.describe(), given,
-                                    source[0], source[1], sub_question, message, passage))
+            message = (
+                f"La question indique {claim.describe()}, mais la source indique {said}"
+                + (f" ({source[1]})" if source[1] else "")
+                + "."
+            )
+            premises.append(
+                Premise(
+                    "figure-contradicted", claim.describe(), given, source[0], source[1], sub_question, message, passage
+                )
+            )
     return premises
 
 
@@ -284,7 +323,7 @@ def _variants(text: str) -> dict[str, set[str]]:
         noun = _fold(match.group(1)).rstrip("s")
         first = match.group(2).strip()
         names = {first}
-        rest = text[match.end():match.end() + 120]
+        rest = text[match.end() : match.end() + 120]
         for piece in _LIST_SEPARATOR.split(rest)[1:6]:
             piece = piece.strip()
             word = re.match(r"(?:«\s*)?([A-ZÀ-Þ][\w’'-]+)", piece)
@@ -297,8 +336,12 @@ def _variants(text: str) -> dict[str, set[str]]:
     return out
 
 
-def name_premises(question: str, context: list[str], sub_question: int | None = None,
-                  source: tuple[str | None, str | None] = (None, None)) -> list[Premise]:
+def name_premises(
+    question: str,
+    context: list[str],
+    sub_question: int | None = None,
+    source: tuple[str | None, str | None] = (None, None),
+) -> list[Premise]:
     """Named variants of the question that the sources never name, while naming others of
     the same kind."""
     asked = _variants(question)
@@ -325,15 +368,15 @@ def name_premises(question: str, context: list[str], sub_question: int | None = 
             if len(siblings) < (2 if noun.startswith("code:") else 1):
                 continue
             label = name if noun.startswith("code:") else f"« {noun} {name} »"
-            message = (f"Les sources consultées ne mentionnent pas {label} ; elles citent "
-                       f"{', '.join(siblings[:6])}.")
+            message = f"Les sources consultées ne mentionnent pas {label} ; elles citent {', '.join(siblings[:6])}."
             premises.append(Premise("name-absent", label, siblings[:6], source[0], source[1], sub_question, message))
     return premises
 
 
 # "Le vol est-il couvert … ?", "suis-je remboursé ?": a yes/no question whether something is covered
-_COVER_ASKED = re.compile(r"\b(?:couverte?s?|incluse?s?|prise?s? en charge|rembours\w*|garantie?s?|jouer|indemnis\w*)\b",
-                          re.IGNORECASE)
+_COVER_ASKED = re.compile(
+    r"\b(?:couverte?s?|incluse?s?|prise?s? en charge|rembours\w*|garantie?s?|jouer|indemnis\w*)\b", re.IGNORECASE
+)
 _INVERTED_ANY = re.compile(r"\b\w+-(?:t-)?(?:je|tu|il|elle|ils|elles|on|nous|vous)\b", re.IGNORECASE)
 # what a source says of a guarantee that is not in the base contract
 _SCOPE_WORDS = ("base", "garantie", "garanties", "contrat", "option", "formule", "niveau", "pack", "module")
@@ -377,8 +420,9 @@ def _cover_question(question: str) -> str | None:
     # the asking clause: "… alors que j'avais laissé les clés, Acheel va-t-il m'indemniser ?" asks
     # yes or no, the "que" of the story before it asks nothing
     asked = _EST_CE_QUE.sub(" ", re.split(r"[,;]\s+", last)[-1])
-    yes_no = last.endswith("?") and (_INVERTED_ANY.search(asked) or _EST_CE_QUE.search(last)) \
-        and not _ASKING.search(asked)
+    yes_no = (
+        last.endswith("?") and (_INVERTED_ANY.search(asked) or _EST_CE_QUE.search(last)) and not _ASKING.search(asked)
+    )
     return last if yes_no and _COVER_ASKED.search(last) else None
 
 
@@ -409,13 +453,19 @@ def inclusion_premises(question: str, units: list, name_of, idf, sub_question: i
             continue
         name = name_of(unit.source_id)
         if refused:  # "RAQVAM équilibre : non" for the formula the reader has
-            message = (f"La question suppose cette garantie comprise ; pour « {refused[0]} », la source indique "
-                       f"« {refused[1]} » : « {unit.display[:240]} » ({name}).")
+            message = (
+                f"La question suppose cette garantie comprise ; pour « {refused[0]} », la source indique "
+                f"« {refused[1]} » : « {unit.display[:240]} » ({name})."
+            )
         else:
             shown = " ".join(((lead.display + " ") if lead else "").split() + unit.display.split())
-            message = (f"La question suppose cette garantie comprise ; la source la dit « {marker.group(0).lower()} » : "
-                       f"« {shown[:240]} » ({name}).")
-        return [Premise("guarantee-not-included", sentence, [unit.display], unit.source_id, name, sub_question, message)]
+            message = (
+                f"La question suppose cette garantie comprise ; la source la dit « {marker.group(0).lower()} » : "
+                f"« {shown[:240]} » ({name})."
+            )
+        return [
+            Premise("guarantee-not-included", sentence, [unit.display], unit.source_id, name, sub_question, message)
+        ]
     return []
 
 
@@ -426,17 +476,22 @@ _EXCLUDES = re.compile(
     r"|couverte?|assurée?|pris\s+en\s+charge|remboursée?|indemnisée?)|\bà\s+l['’]exclusion\b"
     r"|\bne\s+(?:couvre|couvrent|garantit|garantissent|prend|prennent|rembourse|remboursent)\s+(?:jamais|pas)\b"
     r"|\bnous\s+ne\s+(?:garantissons|couvrons|prenons|remboursons)\s+(?:jamais|pas)\b|\bexclusions?\b",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 
 # a sentence restricting the cover in a situation: "l'indemnité sera réduite de 20 %", "déchéance"
-_RESTRICTS = re.compile(r"\bréduite?s?\b|\bréduction\b|\bdéchéance\b|\bdéchu\b|\bdoublée?s?\b|\bmajorée?s?\b"
-                        r"|\bne (?:sera|seront) pas\b|\brefus\b", re.IGNORECASE)
+_RESTRICTS = re.compile(
+    r"\bréduite?s?\b|\bréduction\b|\bdéchéance\b|\bdéchu\b|\bdoublée?s?\b|\bmajorée?s?\b"
+    r"|\bne (?:sera|seront) pas\b|\brefus\b",
+    re.IGNORECASE,
+)
 RESTRICTION_SHARED = 2  # question words a restricting sentence must write (set a priori: no dev question has one)
 
 
-def restriction_premises(question: str, answering: list[tuple[str, str, str]], sub_question: int | None = None
-                         ) -> list[Premise]:
+def restriction_premises(
+    question: str, answering: list[tuple[str, str, str]], sub_question: int | None = None
+) -> list[Premise]:
     """A yes/no question whether something is covered, whose situation the answering passage
     restricts ("les clés sur le contact" against "si les clefs ont été laissées dans le véhicule,
     l'indemnité sera réduite de 20 %"): said first, citing the restriction. The sentence must
@@ -450,14 +505,16 @@ def restriction_premises(question: str, answering: list[tuple[str, str, str]], s
     for source_id, name, said in _sentences_of(answering[:1]):
         written = set(analyze(said))
         if _RESTRICTS.search(said) and sum(_writes(t, written) for t in asked) >= RESTRICTION_SHARED:
-            message = f"La question suppose cette situation couverte ; la source la restreint : « {said[:240]} » " \
-                      f"({name})."
+            message = (
+                f"La question suppose cette situation couverte ; la source la restreint : « {said[:240]} » ({name})."
+            )
             return [Premise("restricted", sentence, [said], source_id, name, sub_question, message)]
     return []
 
 
-def exclusion_premises(question: str, answering: list[tuple[str, str, str]], idf,
-                       sub_question: int | None = None) -> list[Premise]:
+def exclusion_premises(
+    question: str, answering: list[tuple[str, str, str]], idf, sub_question: int | None = None
+) -> list[Premise]:
     """A yes/no question whether something is covered takes the cover for granted: when a
     sentence of the passage that answers, or of a retrieved exclusion that answers as well,
     excludes what the question asks about (its rarest term, `idf`), the answer says so first.
@@ -470,8 +527,7 @@ def exclusion_premises(question: str, answering: list[tuple[str, str, str]], idf
         return []
     for source_id, name, said in _sentences_of(answering):
         if _EXCLUDES.search(said) and _writes(subject, set(analyze(said))):
-            message = f"La question suppose cette situation couverte ; la source l'exclut : « {said[:240]} » " \
-                      f"({name})."
+            message = f"La question suppose cette situation couverte ; la source l'exclut : « {said[:240]} » ({name})."
             return [Premise("excluded", sentence, [said], source_id, name, sub_question, message)]
     return []
 
@@ -482,11 +538,14 @@ _CONDITION = re.compile(
     r"\b(?:doit|doivent|à condition|sous réserve|uniquement|seulement|exclusivement"
     r"|pour être (?:assurée?s?|garantie?s?|couverte?s?|admise?s?)|ne (?:peut|peuvent) (?:être|pas)"
     r"|n['’](?:est|sont) (?:garantie?s?|couverte?s?|assurée?s?) que"
-    r"|limite d['’]âge|âgée?s? de (?:moins|plus))\b", re.IGNORECASE)
+    r"|limite d['’]âge|âgée?s? de (?:moins|plus))\b",
+    re.IGNORECASE,
+)
 
 
-def condition_premises(question: str, answering: list[tuple[str, str, str]],
-                       sub_question: int | None = None) -> list[Premise]:
+def condition_premises(
+    question: str, answering: list[tuple[str, str, str]], sub_question: int | None = None
+) -> list[Premise]:
     """A figure of the reader's case (an age, a value, a duration) that a condition of the
     passage answering the question excludes ("mon chien a 9 ans" against "votre animal doit
     avoir moins de 8 ans à la souscription"): said first, citing the condition.
@@ -502,8 +561,9 @@ def condition_premises(question: str, answering: list[tuple[str, str, str]],
 
 
 # what a comparison table's cell says when its column's variant does not have the guarantee
-_NO_CELL = re.compile(r"^(?:non|no|[-–—]|exclue?s?|non (?:garantie?s?|couverte?s?|incluse?s?|prévue?s?)|néant)$",
-                      re.IGNORECASE)
+_NO_CELL = re.compile(
+    r"^(?:non|no|[-–—]|exclue?s?|non (?:garantie?s?|couverte?s?|incluse?s?|prévue?s?)|néant)$", re.IGNORECASE
+)
 
 
 def _refused_in_named_column(display: str, question: str) -> tuple[str, str] | None:
@@ -513,7 +573,9 @@ def _refused_in_named_column(display: str, question: str) -> tuple[str, str] | N
     if " : " not in display:
         return None
     question_words = set(re.findall(r"\w+", _fold(question)))
-    pairs = [tuple(x.strip() for x in pair.split(" : ", 1)) for pair in display.rstrip(".").split(" ; ") if " : " in pair]
+    pairs = [
+        tuple(x.strip() for x in pair.split(" : ", 1)) for pair in display.rstrip(".").split(" ; ") if " : " in pair
+    ]
     headers = [re.findall(r"\w+", _fold(header)) for header, _ in pairs]
     for (header, cell), words in zip(pairs, headers):
         # the column's name is its header's opening words the question writes: a header may go
@@ -531,7 +593,9 @@ def _refused_in_named_column(display: str, question: str) -> tuple[str, str] | N
 
 # "n'a pas de délai d'attente", "ne prévoit pas de franchise": a passage saying there is none
 # ("sans délai de carence dès lors que…", "aucune franchise … en cas de…" are conditions, not matched)
-_NONE_OF = r"(?:\bn['’](?:a|ont|y a)\s+pas|\bne (?:comporte|prévoit|prevoit) pas|\bil n['’]existe pas)\s+(?:de|d['’])\s*"
+_NONE_OF = (
+    r"(?:\bn['’](?:a|ont|y a)\s+pas|\bne (?:comporte|prévoit|prevoit) pas|\bil n['’]existe pas)\s+(?:de|d['’])\s*"
+)
 
 
 def _label_pattern(label: str) -> str:
@@ -539,8 +603,9 @@ def _label_pattern(label: str) -> str:
     return r"\s+".join(re.escape(w).replace("'", "['’]") + r"s?" for w in words)
 
 
-def absence_premises(question: str, units: list, thesaurus, score, bar: float, name_of,
-                     sub_question: int | None = None) -> list[Premise]:
+def absence_premises(
+    question: str, units: list, thesaurus, score, bar: float, name_of, sub_question: int | None = None
+) -> list[Premise]:
     """A question asking about something ("Quel est le délai de carence ?", "Y a-t-il une
     franchise ?") takes it for granted: when a passage about what is asked says there is
     none of it, under any of its thesaurus names ("Cette garantie n'a pas de délai
@@ -553,8 +618,9 @@ def absence_premises(question: str, units: list, thesaurus, score, bar: float, n
         concept = thesaurus.concepts.get(entry["id"])
         if concept is None:
             continue
-        labels = sorted({label for _, language, label in concept.all_labels() if language == "fr"}, key=len,
-                        reverse=True)
+        labels = sorted(
+            {label for _, language, label in concept.all_labels() if language == "fr"}, key=len, reverse=True
+        )
         pattern = re.compile(_NONE_OF + "(?:" + "|".join(_label_pattern(l) for l in labels) + r")\b")
         for unit in units:
             if pattern.search(_fold(unit.text)):
@@ -576,10 +642,15 @@ def none_such_first(paragraphs: list, premises: list[Premise]) -> list:
 
     out = list(paragraphs)
     for premise in premises:
-        if premise.kind == "none-such" and premise.sub_question is not None and premise.found and not any(
-                premise.source_id in p.source_ids and premise.found[0] in p.text for p in out):
-            out.insert(0, Paragraph(text=premise.found[0], source_ids=[premise.source_id],
-                                    sub_question=premise.sub_question))
+        if (
+            premise.kind == "none-such"
+            and premise.sub_question is not None
+            and premise.found
+            and not any(premise.source_id in p.source_ids and premise.found[0] in p.text for p in out)
+        ):
+            out.insert(
+                0, Paragraph(text=premise.found[0], source_ids=[premise.source_id], sub_question=premise.sub_question)
+            )
     return out
 
 
@@ -589,13 +660,17 @@ def premise_reasons(paragraph, premises: list[Premise]) -> list[str]:
     why = []
     for premise in premises:
         if premise.kind not in ("figure-absent", "figure-contradicted") or (
-                premise.sub_question is not None and paragraph.sub_question not in (None, premise.sub_question)):
+            premise.sub_question is not None and paragraph.sub_question not in (None, premise.sub_question)
+        ):
             continue
         shown = figures(paragraph.text)
         claim = figures(premise.claim)
         right = [f for text in premise.found for f in figures(text)]
-        if claim and any(same_figure(claim[0], f) for f in shown) and not any(
-                same_figure(r, f) for r in right for f in shown):
+        if (
+            claim
+            and any(same_figure(claim[0], f) for f in shown)
+            and not any(same_figure(r, f) for r in right for f in shown)
+        ):
             why.append(f"reprend {premise.claim}, que les sources contredisent")
     return why
 
@@ -608,13 +683,19 @@ def premise_passage(paragraph, premises: list[Premise], registry):
     from rag_assets.answering.withholding import reasons
 
     for premise in premises:
-        if premise.kind != "figure-contradicted" or not premise.passage or premise.source_id not in registry or (
-                premise.sub_question is not None and paragraph.sub_question not in (None, premise.sub_question)):
+        if (
+            premise.kind != "figure-contradicted"
+            or not premise.passage
+            or premise.source_id not in registry
+            or (premise.sub_question is not None and paragraph.sub_question not in (None, premise.sub_question))
+        ):
             continue
         candidate = Paragraph(text=premise.passage, source_ids=[premise.source_id], sub_question=paragraph.sub_question)
         verify([candidate], registry, llm=None)
         if not reasons(candidate):
-            candidate.notes.append("la valeur que donne la source, à la place d'un paragraphe qui reprenait la prémisse")
+            candidate.notes.append(
+                "la valeur que donne la source, à la place d'un paragraphe qui reprenait la prémisse"
+            )
             return candidate
     return None
 
@@ -625,8 +706,10 @@ def prompt_note(premises: list[Premise]) -> str:
         return ""
     lines = ["Vérification des prémisses de la question (faite par le système sur les sources) :"]
     lines += [f"- {p.message}" for p in premises]
-    lines.append("Commence ta réponse en le disant, en citant la source qui donne la bonne valeur ; ne reprends "
-                 "jamais la valeur de la question comme si elle était juste.")
+    lines.append(
+        "Commence ta réponse en le disant, en citant la source qui donne la bonne valeur ; ne reprends "
+        "jamais la valeur de la question comme si elle était juste."
+    )
     return "\n".join(lines)
 
 
@@ -663,10 +746,14 @@ def check_premises(question: str, subs, registry, extractive, asked: str = "") -
             units, _ = units_of(registry, extractive.kb)
         sections = {registry[registry.section_id(p)].source_id for p in sub.parent_ids if registry.section_id(p)}
         sub_context = [registry[s].evidence for s in sections] or context
-        reference = extractive.answer_sub_question(index, replace(sub, text=text), units, registry, targeted=True,
-                                                   max_units=PASSAGES)
-        answering = [(p.source_ids[0], registry[p.source_ids[0]].name, p.text, p.text)
-                     for p in reference if p.role == "answer" and p.source_ids]
+        reference = extractive.answer_sub_question(
+            index, replace(sub, text=text), units, registry, targeted=True, max_units=PASSAGES
+        )
+        answering = [
+            (p.source_ids[0], registry[p.source_ids[0]].name, p.text, p.text)
+            for p in reference
+            if p.role == "answer" and p.source_ids
+        ]
         if own or given:
             premises += figure_premises(sub.text, answering, context, index, claims=own, stated=given)
         first = answering[0][:2] if answering else (None, None)
@@ -675,17 +762,34 @@ def check_premises(question: str, subs, registry, extractive, asked: str = "") -
         own_units = [u for u in units if registry[u.section_id].parent_id in allowed]
         naming = set(sub.scope_terms)
         # the answer's passages first, then the retrieved exclusions that answer as well as a sentence must
-        excluding = sorted(((extractive.score(text, u, naming=naming), u) for u in own_units
-                            if _EXCLUDES.search(u.text)), key=lambda x: -x[0])
+        excluding = sorted(
+            ((extractive.score(text, u, naming=naming), u) for u in own_units if _EXCLUDES.search(u.text)),
+            key=lambda x: -x[0],
+        )
         shown = [a[:3] for a in answering]
         premises += condition_premises(text, shown, index)
         premises += restriction_premises(text, shown, index)
-        premises += exclusion_premises(text, shown + [
-            (u.source_id, registry[u.source_id].name, u.display) for score, u in excluding
-            if score >= extractive.sentence_bar(sub)], extractive.weights.idf, index)
-        premises += inclusion_premises(sub.text, own_units, lambda source_id: registry[source_id].name,
-                                       extractive.weights.idf, index)
-        premises += absence_premises(text, own_units, load_thesaurus(),
-                                     lambda unit: extractive.score(text, unit, naming=naming),
-                                     extractive.sentence_bar(sub), lambda source_id: registry[source_id].name, index)
+        premises += exclusion_premises(
+            text,
+            shown
+            + [
+                (u.source_id, registry[u.source_id].name, u.display)
+                for score, u in excluding
+                if score >= extractive.sentence_bar(sub)
+            ],
+            extractive.weights.idf,
+            index,
+        )
+        premises += inclusion_premises(
+            sub.text, own_units, lambda source_id: registry[source_id].name, extractive.weights.idf, index
+        )
+        premises += absence_premises(
+            text,
+            own_units,
+            load_thesaurus(),
+            lambda unit: extractive.score(text, unit, naming=naming),
+            extractive.sentence_bar(sub),
+            lambda source_id: registry[source_id].name,
+            index,
+        )
     return premises, answer_texts

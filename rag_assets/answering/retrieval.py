@@ -59,8 +59,10 @@ class RetrievalOptions:
 
 
 # why an amendment is refused (index/amendments.py), as an answer's alert says it
-REFUSED_RULES = {FOLDER: "le second n'est ni dans le dossier du premier ni en dessous",
-                 GROUPS: "le premier est lisible par des groupes qui ne peuvent pas lire le second"}
+REFUSED_RULES = {
+    FOLDER: "le second n'est ni dans le dossier du premier ni en dessous",
+    GROUPS: "le premier est lisible par des groupes qui ne peuvent pas lire le second",
+}
 GATE_PASSAGES = 3  # the first parents whose best passage the gate reads
 
 
@@ -109,7 +111,6 @@ class Retriever:
     def _parent_terms(self, parent_id: str, language: str) -> set[str]:
         key = (parent_id, language)
         if key not in self._terms_cache:
-
             parent = self.kb.parent(parent_id)
             title = self.kb.document(parent["document_id"]).get("title") or parent.get("document_title", "")
             text = "\n".join([title, *parent.get("heading_path", []), parent["text"]])
@@ -164,9 +165,11 @@ class Retriever:
         refused = {r.amending: r for r in self.amendments.refused if self._visible(r.amended)}
         for document_id in dict.fromkeys(h.document_id for h in hits if h.document_id in refused):
             relation = refused[document_id]
-            alert = (f"« {self.kb.document(document_id).get('title') or document_id} » se présente comme modifiant "
-                     f"« {self.kb.document(relation.amended).get('title') or relation.amended} » sans en avoir le "
-                     f"droit ({REFUSED_RULES[relation.rule]}) : il est écarté de cette réponse.")
+            alert = (
+                f"« {self.kb.document(document_id).get('title') or document_id} » se présente comme modifiant "
+                f"« {self.kb.document(relation.amended).get('title') or relation.amended} » sans en avoir le "
+                f"droit ({REFUSED_RULES[relation.rule]}) : il est écarté de cette réponse."
+            )
             if alert not in self.alerts:
                 self.alerts.append(alert)
         return [h for h in hits if h.document_id not in refused]
@@ -175,13 +178,26 @@ class Retriever:
         """Once: with a model, its keyword query; without, the question's content words."""
         if self.llm is not None:
             try:
-                languages = [d.get("language") for d in (self.kb.document(d) for d in self.kb.document_ids()) if d.get("language")]
+                languages = [
+                    d.get("language")
+                    for d in (self.kb.document(d) for d in self.kb.document_ids())
+                    if d.get("language")
+                ]
                 corpus = "anglais" if languages and languages.count("en") > len(languages) / 2 else "français"
                 result = self.llm.complete(
-                    [{"role": "system", "content": "Reformule la question en une requête de recherche documentaire "
-                                                   f"en {corpus} (la langue des documents) : mots-clés et synonymes du "
-                                                   "domaine de l'assurance, sans y répondre."},
-                     {"role": "user", "content": question}], "reformulate", REFORMULATE_SCHEMA, max_tokens=120)
+                    [
+                        {
+                            "role": "system",
+                            "content": "Reformule la question en une requête de recherche documentaire "
+                            f"en {corpus} (la langue des documents) : mots-clés et synonymes du "
+                            "domaine de l'assurance, sans y répondre.",
+                        },
+                        {"role": "user", "content": question},
+                    ],
+                    "reformulate",
+                    REFORMULATE_SCHEMA,
+                    max_tokens=120,
+                )
                 self.llm_results.append(result)
                 query = str((result.data or {}).get("query") or "").strip() if isinstance(result.data, dict) else ""
                 if query and query != question:
@@ -217,8 +233,10 @@ class Retriever:
         language = language_of(question)
         terms = content_terms(question, language)
         idf = sum(self.weights.idf(t, language) for t in terms)
-        best_engine = {engine: max((h.best_child[engine]["score"] for h in hits if engine in h.best_child), default=0.0)
-                       for engine in ("bm25", "dense")}
+        best_engine = {
+            engine: max((h.best_child[engine]["score"] for h in hits if engine in h.best_child), default=0.0)
+            for engine in ("bm25", "dense")
+        }
         features = {
             "coverage": max(scores.values(), default=0.0),
             "content_coverage": max((self.relevance(question, h, naming=False) for h in hits), default=0.0),
@@ -296,8 +314,9 @@ class Retriever:
             hits += [h for h in more if h.parent_id not in known]
             # the reformulation may translate the question into the documents' language: a
             # parent counts when it covers the question or its reformulation
-            scores = {h.parent_id: max(a, b) for h, a, b in
-                      zip(hits, self._scores(question, hits), self._scores(query, hits))}
+            scores = {
+                h.parent_id: max(a, b) for h, a, b in zip(hits, self._scores(question, hits), self._scores(query, hits))
+            }
             best = max(scores.values(), default=0.0)
             sub.gate = self.gate_evidence(question, hits, scores)
         sub.best_score = round(best, 4)
@@ -309,8 +328,10 @@ class Retriever:
         if self._reranking:
             floor = min(max(self.options.rerank_threshold * 0.75, best * self.options.keep_ratio), best)
             order = {h.parent_id: i for i, h in enumerate(hits)}
-            kept = sorted((h for h in hits if scores[h.parent_id] >= floor),
-                          key=lambda h: (-round(scores[h.parent_id], 2), order[h.parent_id]))[:budget]
+            kept = sorted(
+                (h for h in hits if scores[h.parent_id] >= floor),
+                key=lambda h: (-round(scores[h.parent_id], 2), order[h.parent_id]),
+            )[:budget]
         else:
             # the hybrid ranking places the evidence better than the share of the question's
             # words a section holds (golden-insurance: 82 % of the questions have it in the
@@ -331,8 +352,13 @@ class Retriever:
         """The parents either engine ranks in its top `engine_seats` that the fused top left
         out (above the same coverage floor), in the hybrid order."""
         known = {h.parent_id for h in kept}
-        return [h for h in hits if h.parent_id not in known and scores[h.parent_id] >= floor
-                and min(h.ranks.get(engine) or math.inf for engine in ("bm25", "dense")) <= self.options.engine_seats]
+        return [
+            h
+            for h in hits
+            if h.parent_id not in known
+            and scores[h.parent_id] >= floor
+            and min(h.ranks.get(engine) or math.inf for engine in ("bm25", "dense")) <= self.options.engine_seats
+        ]
 
     def _holding_wanted_figure(self, question: str, hits: list, kept: list, scores: dict, floor: float) -> list:
         """A question asking for an amount, rate or duration ("entre quels montants…") whose
@@ -343,8 +369,14 @@ class Retriever:
         if not wanted or any(self._holds_kind(h, wanted) for h in kept):
             return []
         known = {h.parent_id for h in kept}
-        extra = next((h for h in hits if h.parent_id not in known and scores[h.parent_id] >= floor
-                      and self._holds_kind(h, wanted)), None)
+        extra = next(
+            (
+                h
+                for h in hits
+                if h.parent_id not in known and scores[h.parent_id] >= floor and self._holds_kind(h, wanted)
+            ),
+            None,
+        )
         return [extra] if extra is not None else []
 
     def _holds_kind(self, hit, wanted: frozenset[str]) -> bool:

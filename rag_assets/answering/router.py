@@ -18,41 +18,135 @@ from rag_assets.retrieve.query import content_terms, qualified_ids
 
 BUDGETS = {"targeted": 3, "explanation": 5, "comparison": 7}
 
-_GREETINGS = {"bonjour", "bonsoir", "salut", "coucou", "hello", "hi", "hey", "allo", "good morning",
-              "good afternoon", "good evening", "bonne journee", "bonne soiree", "au revoir", "bye", "goodbye",
-              "a bientot", "see you"}
+_GREETINGS = {
+    "bonjour",
+    "bonsoir",
+    "salut",
+    "coucou",
+    "hello",
+    "hi",
+    "hey",
+    "allo",
+    "good morning",
+    "good afternoon",
+    "good evening",
+    "bonne journee",
+    "bonne soiree",
+    "au revoir",
+    "bye",
+    "goodbye",
+    "a bientot",
+    "see you",
+}
 _THANKS = {"merci", "thanks", "thank you", "thx", "merci beaucoup", "many thanks", "thank you very much"}
-_FILLER = {"beaucoup", "bien", "a", "vous", "toi", "tous", "toutes", "tout", "le", "monde", "et", "ok", "okay", "super",
-           "parfait", "genial", "tres", "pour", "votre", "ton", "aide", "reponse", "d", "accord", "cool", "top", "much",
-           "so", "very", "for", "your", "the", "help", "great", "perfect", "again", "encore", "madame", "monsieur",
-           "there", "all", "c", "est", "note", "bonne", "journee", "soiree", "you"}
+_FILLER = {
+    "beaucoup",
+    "bien",
+    "a",
+    "vous",
+    "toi",
+    "tous",
+    "toutes",
+    "tout",
+    "le",
+    "monde",
+    "et",
+    "ok",
+    "okay",
+    "super",
+    "parfait",
+    "genial",
+    "tres",
+    "pour",
+    "votre",
+    "ton",
+    "aide",
+    "reponse",
+    "d",
+    "accord",
+    "cool",
+    "top",
+    "much",
+    "so",
+    "very",
+    "for",
+    "your",
+    "the",
+    "help",
+    "great",
+    "perfect",
+    "again",
+    "encore",
+    "madame",
+    "monsieur",
+    "there",
+    "all",
+    "c",
+    "est",
+    "note",
+    "bonne",
+    "journee",
+    "soiree",
+    "you",
+}
 _REPLIES = {
     ("greeting", "fr"): "Bonjour ! Je réponds à vos questions à partir des documents de la base de connaissances, "
-                        "en citant mes sources. Que souhaitez-vous savoir ?",
+    "en citant mes sources. Que souhaitez-vous savoir ?",
     ("greeting", "en"): "Hello! I answer questions from the documents of the knowledge base, citing my sources. "
-                        "What would you like to know?",
+    "What would you like to know?",
     ("thanks", "fr"): "Avec plaisir ! N'hésitez pas si vous avez une autre question sur les documents.",
     ("thanks", "en"): "You're welcome! Feel free to ask another question about the documents.",
 }
-_ENGLISH_SMALL_TALK = {"hello", "hi", "hey", "good", "morning", "afternoon", "evening", "bye", "goodbye", "see",
-                       "thanks", "thank", "thx", "you", "many", "much", "very", "so", "great", "perfect"}
+_ENGLISH_SMALL_TALK = {
+    "hello",
+    "hi",
+    "hey",
+    "good",
+    "morning",
+    "afternoon",
+    "evening",
+    "bye",
+    "goodbye",
+    "see",
+    "thanks",
+    "thank",
+    "thx",
+    "you",
+    "many",
+    "much",
+    "very",
+    "so",
+    "great",
+    "perfect",
+}
 
 _EXPLANATION = re.compile(
     r"\b(comment|pourquoi|expliqu\w*|d[ée]cri\w*|d[ée]taill\w*|en quoi consiste|quelles sont les (?:[ée]tapes|conditions|"
     r"hypoth[èe]ses|modalit[ée]s|r[èe]gles)|que (?:dit|pr[ée]voit)|how|why|explain|describe|what are the (?:steps|conditions))\b",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _COMPARISON = re.compile(
     r"\b(compar\w*|diff[ée]rences?|versus|vs\.?|par rapport (?:à|au|aux)|plus (?:élevée?|faible|long|court)e?s? que|"
-    r"difference|compared?|between)\b", re.IGNORECASE)
+    r"difference|compared?|between)\b",
+    re.IGNORECASE,
+)
 _COMPARISON_LEAD = re.compile(
     r"^\s*(?:quelles?\s+(?:est|sont)\s+(?:la|les)\s+diff[ée]rences?\s+(?:entre|de)\s+|(?:la|les)\s+diff[ée]rences?\s+entre\s+|"
     r"compare[rz]?\s+(?:entre\s+)?|comparaison\s+(?:entre|de|des|du)\s+|what\s+is\s+the\s+difference\s+between\s+|"
-    r"compare\s+)", re.IGNORECASE)
-_ALTERNATIVES = re.compile(r"\s*(?:,|;|\bet\b|\band\b|\bvs\.?|\bversus\b|\bpar rapport (?:à|au|aux)\b)\s*", re.IGNORECASE)
+    r"compare\s+)",
+    re.IGNORECASE,
+)
+_ALTERNATIVES = re.compile(
+    r"\s*(?:,|;|\bet\b|\band\b|\bvs\.?|\bversus\b|\bpar rapport (?:à|au|aux)\b)\s*", re.IGNORECASE
+)
 _FOLLOW_UP_LEAD = re.compile(
-    r"^\s*(?:et|and|aussi|also|what about|how about|idem|pareil|même question|same question)\b[\s,]*", re.IGNORECASE)
-_ANAPHORA = re.compile(r"\b(il|elle|ils|elles|celui-ci|celle-ci|celui|celle|ce dernier|cette dernière|ça|cela|"
-                       r"le même|la même|it|this|that|those|they)\b", re.IGNORECASE)
+    r"^\s*(?:et|and|aussi|also|what about|how about|idem|pareil|même question|same question)\b[\s,]*", re.IGNORECASE
+)
+_ANAPHORA = re.compile(
+    r"\b(il|elle|ils|elles|celui-ci|celle-ci|celui|celle|ce dernier|cette dernière|ça|cela|"
+    r"le même|la même|it|this|that|those|they)\b",
+    re.IGNORECASE,
+)
 
 
 def _plain(text: str) -> str:
@@ -61,7 +155,7 @@ def _plain(text: str) -> str:
 
 
 def small_talk(message: str) -> str | None:
-    """"greeting" / "thanks" when the message is only that (at most eight words)."""
+    """ "greeting" / "thanks" when the message is only that (at most eight words)."""
     plain = _plain(message)
     words = plain.split()
     if not words or len(words) > 8 or "?" in message and len(words) > 3:
@@ -97,6 +191,7 @@ def need_of(question: str, sub_questions: list[str]) -> str:
 
 
 # ------------------------------------------------------------------ follow-ups
+
 
 def _last_user_question(history: list[dict]) -> str | None:
     for message in reversed(history):
@@ -136,8 +231,9 @@ def rewrite_follow_up(question: str, history: list[dict]) -> str:
 
 # ----------------------------------------------------------------- comparisons
 
+
 def split_comparison(question: str) -> list[str]:
-    """"Comparer la franchise inondation en zone A et en zone B" → ["la franchise
+    """ "Comparer la franchise inondation en zone A et en zone B" → ["la franchise
     inondation en zone A", "la franchise inondation en zone B"] (at most 3)."""
     if not _COMPARISON.search(question):
         return [question]
@@ -152,8 +248,8 @@ def split_comparison(question: str) -> list[str]:
     tail = ""
     last_words = parts[-1].split()
     if len(last_words) > len(first_words) + 1 and len(first_words) <= 4:
-        tail = " ".join(last_words[len(first_words):])
-        parts[-1] = " ".join(last_words[:len(first_words)])
+        tail = " ".join(last_words[len(first_words) :])
+        parts[-1] = " ".join(last_words[: len(first_words)])
     subs = [parts[0]]
     for part in parts[1:]:
         words = part.split()
@@ -164,23 +260,38 @@ def split_comparison(question: str) -> list[str]:
                 position = len(lowered) - 1 - lowered[::-1].index(anchor)
                 part = " ".join(first_words[:position] + words)
             else:
-                part = " ".join(first_words[:len(first_words) - len(words)] + words)
+                part = " ".join(first_words[: len(first_words) - len(words)] + words)
         subs.append(part)
     return [f"{s} {tail}".strip() for s in subs]
 
 
 # ---------------------------------------------------------------------- router
 
+
 def route_by_rules(question: str, history: list[dict]) -> Route:
     intent = small_talk(question)
     if intent:
-        return Route(kind="direct", intent=intent, question=question, standalone_question=question, sub_questions=[],
-                     budget=0, direct_reply=direct_reply(intent, question))
+        return Route(
+            kind="direct",
+            intent=intent,
+            question=question,
+            standalone_question=question,
+            sub_questions=[],
+            budget=0,
+            direct_reply=direct_reply(intent, question),
+        )
     standalone = rewrite_follow_up(question, history)
     subs = split_comparison(standalone)
     need = need_of(standalone, subs)
-    return Route(kind="retrieve", intent=need, question=question, standalone_question=standalone,
-                 sub_questions=subs, budget=BUDGETS[need], rewritten=standalone != question)
+    return Route(
+        kind="retrieve",
+        intent=need,
+        question=question,
+        standalone_question=standalone,
+        sub_questions=subs,
+        budget=BUDGETS[need],
+        rewritten=standalone != question,
+    )
 
 
 ROUTER_SYSTEM_PROMPT = """Tu prépares la recherche documentaire d'un assistant d'assurance. Tu ne réponds jamais \
@@ -221,8 +332,11 @@ def _distinct_parts(subs: list[str], standalone: str) -> list[str]:
     language = detect_language(standalone)
     asked = _terms_of(standalone, language)
     owns = [_terms_of(sub, language) & asked for sub in subs[:3]]
-    kept = [sub for i, (sub, own) in enumerate(zip(subs, owns))
-            if own and not any(own < other or (own == other and j < i) for j, other in enumerate(owns) if j != i)]
+    kept = [
+        sub
+        for i, (sub, own) in enumerate(zip(subs, owns))
+        if own and not any(own < other or (own == other and j < i) for j, other in enumerate(owns) if j != i)
+    ]
     return kept if len(kept) > 1 else [standalone]
 
 
@@ -232,13 +346,25 @@ def route_with_llm(question: str, history: list[dict], llm) -> tuple[Route, obje
         return rules, None  # small talk needs no model call
     past = "\n".join(f"[{m['role']}] {m['content']}" for m in history) or "(aucun)"
     user = f"Messages précédents du fil (du plus ancien au plus récent) :\n{past}\n\nNouveau message : {question}"
-    result = llm.complete([{"role": "system", "content": ROUTER_SYSTEM_PROMPT}, {"role": "user", "content": user}],
-                          "route", ROUTER_SCHEMA, max_tokens=400)
+    result = llm.complete(
+        [{"role": "system", "content": ROUTER_SYSTEM_PROMPT}, {"role": "user", "content": user}],
+        "route",
+        ROUTER_SCHEMA,
+        max_tokens=400,
+    )
     data = result.data if isinstance(result.data, dict) else {}
     if data.get("kind") == "direct" and len(question.split()) <= 8 and "?" not in question:
         intent = "thanks" if re.search(r"\b(merci|thank)", question, re.I) else "greeting"
-        return Route(kind="direct", intent=intent, question=question, standalone_question=question, sub_questions=[],
-                     budget=0, method="llm", direct_reply=direct_reply(intent, question)), result
+        return Route(
+            kind="direct",
+            intent=intent,
+            question=question,
+            standalone_question=question,
+            sub_questions=[],
+            budget=0,
+            method="llm",
+            direct_reply=direct_reply(intent, question),
+        ), result
     standalone = str(data.get("standalone_question") or "").strip() or rules.standalone_question
     subs, seen = [], set()
     for sub in data.get("sub_questions") or []:
@@ -252,8 +378,16 @@ def route_with_llm(question: str, history: list[dict], llm) -> tuple[Route, obje
         need = "comparison"
     elif need == "comparison":  # one thing to look up is not a comparison
         need = need_of(standalone, subs) if need_of(standalone, subs) != "comparison" else "explanation"
-    return Route(kind="retrieve", intent=need, question=question, standalone_question=standalone, sub_questions=subs,
-                 budget=BUDGETS[need], rewritten=standalone != question, method="llm"), result
+    return Route(
+        kind="retrieve",
+        intent=need,
+        question=question,
+        standalone_question=standalone,
+        sub_questions=subs,
+        budget=BUDGETS[need],
+        rewritten=standalone != question,
+        method="llm",
+    ), result
 
 
 def route(question: str, history: list[dict], llm=None) -> tuple[Route, object]:

@@ -38,27 +38,33 @@ _REGEX = re.compile("|".join(f"(?:{p})" for p in _PATTERNS), re.IGNORECASE)
 
 # Matched on the folded text (lower case, no accents, straight apostrophes).
 _ADDRESSEE = r"(?:assistant|assistante|ia|ai|a\.i\.|chatbot|chat ?gpt|gpt|llm|bot|language model|modele de langage)"
-_STRUCTURE = re.compile("|".join(f"(?:{p})" for p in [
-    # a reply dictated to whoever answers
-    r"\bsay (?:so|that|it|yes|no)\b",
-    r"\btell (?:the )?(?:user|users|reader|readers|customer|customers|them|him|her|everyone)\b",
-    r"\b(?:answer|respond|reply)(?:ing)? (?:that|with|only|simply|always|by saying)\b",
-    r"\bin (?:your|the) (?:answer|response|reply)\b",
-    r"(?<!\bje )\breponds\b",  # the tu imperative: no insurance document talks to its reader that way
-    r"\bdis(?:-le|-lui|-leur| le| lui| leur)?(?: que| qu'| oui\b| non\b|-le\b)",
-    r"\bdites(?:-le|-lui|-leur)? (?:que|qu')",
-    r"\brepondez (?:que|qu'|toujours|uniquement|simplement|seulement)\b",
-    r"\bdans (?:ta|votre) reponse\b",
-    # an imperative addressed to an assistant
-    rf"\b(?:a|pour|to|for|dear|cher|chere)\s+(?:l'\s*|the\s+|une?\s+|an?\s+)?{_ADDRESSEE}\b",
-    rf"^\W*{_ADDRESSEE}\s*[:,]",
-    rf"\b{_ADDRESSEE}\W+(?:tu|you|vous)\s+(?:dois|devez|must|should|will)\b",
-]))
+_STRUCTURE = re.compile(
+    "|".join(
+        f"(?:{p})"
+        for p in [
+            # a reply dictated to whoever answers
+            r"\bsay (?:so|that|it|yes|no)\b",
+            r"\btell (?:the )?(?:user|users|reader|readers|customer|customers|them|him|her|everyone)\b",
+            r"\b(?:answer|respond|reply)(?:ing)? (?:that|with|only|simply|always|by saying)\b",
+            r"\bin (?:your|the) (?:answer|response|reply)\b",
+            r"(?<!\bje )\breponds\b",  # the tu imperative: no insurance document talks to its reader that way
+            r"\bdis(?:-le|-lui|-leur| le| lui| leur)?(?: que| qu'| oui\b| non\b|-le\b)",
+            r"\bdites(?:-le|-lui|-leur)? (?:que|qu')",
+            r"\brepondez (?:que|qu'|toujours|uniquement|simplement|seulement)\b",
+            r"\bdans (?:ta|votre) reponse\b",
+            # an imperative addressed to an assistant
+            rf"\b(?:a|pour|to|for|dear|cher|chere)\s+(?:l'\s*|the\s+|une?\s+|an?\s+)?{_ADDRESSEE}\b",
+            rf"^\W*{_ADDRESSEE}\s*[:,]",
+            rf"\b{_ADDRESSEE}\W+(?:tu|you|vous)\s+(?:dois|devez|must|should|will)\b",
+        ]
+    )
+)
 # Our citation ids (S1, S1-T2) written into a document: case matters ("s9" is no id).
 _CITATION_ID = re.compile(
     r"\[\s*S\d{1,3}(?:-[TFE]\d{1,3})?\s*\]"
     r"|(?i:\b(?:cite[rsz]?|citez|citing|citation|quote|sources?|r[ée]f[ée]rences?|references?)\b)[^.!?\n]{0,30}?\bS\d{1,3}(?:-[TFE]\d{1,3})?\b"
-    r"|\bS\d{1,3}-[TFE]\d{1,3}\b")
+    r"|\bS\d{1,3}-[TFE]\d{1,3}\b"
+)
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
 _APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "`": "'", "´": "'", "ʼ": "'"})
 

@@ -30,8 +30,14 @@ class TermWeights:
             self._cache[key] = self._kb.idf(term, language)
         return self._cache[key]
 
-    def coverage(self, question_terms: list[str], passage_terms: set[str], language: str = "fr",
-                 context_terms: set[str] | None = None, context_weight: float = 0.5) -> float:
+    def coverage(
+        self,
+        question_terms: list[str],
+        passage_terms: set[str],
+        language: str = "fr",
+        context_terms: set[str] | None = None,
+        context_weight: float = 0.5,
+    ) -> float:
         """IDF-weighted share of the question's terms found in the passage (terms found
         only in its context — title, headings, caption, table header — or only as a word of
         the same family, count partly)."""
@@ -53,5 +59,8 @@ class TermWeights:
 def derived(term: str, terms: set[str]) -> bool:
     """`terms` holds a word of `term`'s family: one stem opens the other, both long enough and
     words (a number opening another, "50000" / "500000", is another amount)."""
-    return len(term) >= PREFIX_MIN and term.isalpha() and any(
-        len(t) >= PREFIX_MIN and (t.startswith(term) or term.startswith(t)) and t.isalpha() for t in terms)
+    return (
+        len(term) >= PREFIX_MIN
+        and term.isalpha()
+        and any(len(t) >= PREFIX_MIN and (t.startswith(term) or term.startswith(t)) and t.isalpha() for t in terms)
+    )

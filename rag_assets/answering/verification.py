@@ -22,8 +22,25 @@ from rag_assets.retrieve.query import analyze, content_terms
 
 # ----------------------------------------------------------------- normalisation
 
-_QUOTES = str.maketrans({"’": "'", "‘": "'", "`": "'", "´": "'", "«": '"', "»": '"', "“": '"', "”": '"',
-                         "–": "-", "—": "-", "‑": "-", "−": "-", "\u00a0": " ", "\u202f": " ", "\u2009": " "})
+_QUOTES = str.maketrans(
+    {
+        "’": "'",
+        "‘": "'",
+        "`": "'",
+        "´": "'",
+        "«": '"',
+        "»": '"',
+        "“": '"',
+        "”": '"',
+        "–": "-",
+        "—": "-",
+        "‑": "-",
+        "−": "-",
+        "\u00a0": " ",
+        "\u202f": " ",
+        "\u2009": " ",
+    }
+)
 
 
 def normalize(text: str) -> str:
@@ -51,9 +68,26 @@ def quote_in(quote: str, text: str) -> bool:
 
 # ----------------------------------------------------------------------- numbers
 
-_MONTHS = {"janvier": 1, "février": 2, "fevrier": 2, "mars": 3, "avril": 4, "mai": 5, "juin": 6, "juillet": 7,
-           "août": 8, "aout": 8, "septembre": 9, "octobre": 10, "novembre": 11, "décembre": 12, "decembre": 12}
-for _i, _m in enumerate("january february march april may june july august september october november december".split(), 1):
+_MONTHS = {
+    "janvier": 1,
+    "février": 2,
+    "fevrier": 2,
+    "mars": 3,
+    "avril": 4,
+    "mai": 5,
+    "juin": 6,
+    "juillet": 7,
+    "août": 8,
+    "aout": 8,
+    "septembre": 9,
+    "octobre": 10,
+    "novembre": 11,
+    "décembre": 12,
+    "decembre": 12,
+}
+for _i, _m in enumerate(
+    "january february march april may june july august september october november december".split(), 1
+):
     _MONTHS[_m] = _i
 _MONTH_RE = "|".join(sorted(map(re.escape, _MONTHS), key=len, reverse=True))
 _DATES = [
@@ -65,19 +99,82 @@ _DATES = [
 _NUMBER = re.compile(r"(?<![\w.,])(\d{1,3}(?:[ \u00a0\u202f]\d{3})+|\d+)(?:([.,])(\d+))?(?![\d])")
 _UNIT = re.compile(
     r"^\)?\s*(k€|m€|keur|meur|k\s?euros?|€|eur\b|euros?\b|%|pour\s?cent\b|mois\b|ans?\b|années?\b|jours?\b|"
-    r"heures?\b|h\b|minutes?\b|semaines?\b|months?\b|years?\b|days?\b|hours?\b|weeks?\b)", re.I)
-_UNIT_CANON = {"€": "€", "eur": "€", "euro": "€", "euros": "€", "k€": "k€", "keur": "k€", "m€": "M€", "meur": "M€",
-               "%": "%", "pourcent": "%", "pour cent": "%", "mois": "mois", "month": "mois", "months": "mois",
-               "an": "an", "ans": "an", "année": "an", "années": "an", "year": "an", "years": "an",
-               "jour": "jour", "jours": "jour", "day": "jour", "days": "jour", "heure": "heure", "heures": "heure",
-               "h": "heure", "hour": "heure", "hours": "heure", "minute": "minute", "minutes": "minute",
-               "semaine": "semaine", "semaines": "semaine", "week": "semaine", "weeks": "semaine"}
-_WORDS = {"deux": 2, "trois": 3, "quatre": 4, "cinq": 5, "six": 6, "sept": 7, "huit": 8, "neuf": 9, "dix": 10,
-          "onze": 11, "douze": 12, "quinze": 15, "vingt": 20, "trente": 30, "soixante": 60, "two": 2, "three": 3,
-          "four": 4, "five": 5, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
-          "fifteen": 15, "twenty": 20, "thirty": 30, "sixty": 60}
-_WORD_NUMBER = re.compile(r"\b(" + "|".join(_WORDS) + r")\b(?=\s*(?:\(\s*\d+\s*\)\s*)?(?:mois|ans?|années?|jours?|"
-                          r"heures?|semaines?|months?|years?|days?|hours?|weeks?)\b)", re.I)
+    r"heures?\b|h\b|minutes?\b|semaines?\b|months?\b|years?\b|days?\b|hours?\b|weeks?\b)",
+    re.I,
+)
+_UNIT_CANON = {
+    "€": "€",
+    "eur": "€",
+    "euro": "€",
+    "euros": "€",
+    "k€": "k€",
+    "keur": "k€",
+    "m€": "M€",
+    "meur": "M€",
+    "%": "%",
+    "pourcent": "%",
+    "pour cent": "%",
+    "mois": "mois",
+    "month": "mois",
+    "months": "mois",
+    "an": "an",
+    "ans": "an",
+    "année": "an",
+    "années": "an",
+    "year": "an",
+    "years": "an",
+    "jour": "jour",
+    "jours": "jour",
+    "day": "jour",
+    "days": "jour",
+    "heure": "heure",
+    "heures": "heure",
+    "h": "heure",
+    "hour": "heure",
+    "hours": "heure",
+    "minute": "minute",
+    "minutes": "minute",
+    "semaine": "semaine",
+    "semaines": "semaine",
+    "week": "semaine",
+    "weeks": "semaine",
+}
+_WORDS = {
+    "deux": 2,
+    "trois": 3,
+    "quatre": 4,
+    "cinq": 5,
+    "six": 6,
+    "sept": 7,
+    "huit": 8,
+    "neuf": 9,
+    "dix": 10,
+    "onze": 11,
+    "douze": 12,
+    "quinze": 15,
+    "vingt": 20,
+    "trente": 30,
+    "soixante": 60,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "fifteen": 15,
+    "twenty": 20,
+    "thirty": 30,
+    "sixty": 60,
+}
+_WORD_NUMBER = re.compile(
+    r"\b(" + "|".join(_WORDS) + r")\b(?=\s*(?:\(\s*\d+\s*\)\s*)?(?:mois|ans?|années?|jours?|"
+    r"heures?|semaines?|months?|years?|days?|hours?|weeks?)\b)",
+    re.I,
+)
 # Source ids a model may leave in its text ("[S1-T1]") are not claims.
 _SOURCE_ID = re.compile(r"\[?\bS\d+(?:-[TFE]\d+)?\b\]?")
 
@@ -90,7 +187,7 @@ class NumberMention:
 
 
 def _unit_at(text: str, end: int) -> str | None:
-    match = _UNIT.match(text[end:end + 16])
+    match = _UNIT.match(text[end : end + 16])
     if not match:
         return None
     unit = re.sub(r"\s+", " ", match.group(1).lower())
@@ -133,8 +230,11 @@ def numbers_in(text: str) -> list[NumberMention]:
         values = _values(*match.groups())
         mentions.append(NumberMention(match.group(0), frozenset(values), _unit_at(plain, match.end())))
     for match in _WORD_NUMBER.finditer(plain):
-        mentions.append(NumberMention(match.group(0), frozenset({str(_WORDS[match.group(1).lower()])}),
-                                      _unit_at(plain, match.end())))
+        mentions.append(
+            NumberMention(
+                match.group(0), frozenset({str(_WORDS[match.group(1).lower()])}), _unit_at(plain, match.end())
+            )
+        )
     return mentions
 
 
@@ -149,9 +249,13 @@ def check_numbers(paragraph_text: str, evidence_texts: list[str]) -> tuple[list[
     for mention in numbers_in(paragraph_text):
         units = set().union(*(found.get(v, set()) for v in mention.values)) if mention.values else set()
         if not any(v in found for v in mention.values):
-            missing.append(mention.raw.strip() + (f" {mention.unit}" if mention.unit and mention.unit != "date" else ""))
+            missing.append(
+                mention.raw.strip() + (f" {mention.unit}" if mention.unit and mention.unit != "date" else "")
+            )
         elif mention.unit and mention.unit != "date" and mention.unit not in units and None not in units:
-            unit_mismatch.append(f"{mention.raw.strip()} {mention.unit} (source : {', '.join(sorted(u for u in units if u))})")
+            unit_mismatch.append(
+                f"{mention.raw.strip()} {mention.unit} (source : {', '.join(sorted(u for u in units if u))})"
+            )
     return list(dict.fromkeys(missing)), list(dict.fromkeys(unit_mismatch))
 
 
@@ -165,7 +269,9 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCES.split(text or "") if s and s.strip() and not re.fullmatch(r"[|\-\s:]+", s)]
 
 
-def best_quote(paragraph_text: str, evidences: list[tuple[str, str]], language: str = "fr") -> tuple[str | None, str | None]:
+def best_quote(
+    paragraph_text: str, evidences: list[tuple[str, str]], language: str = "fr"
+) -> tuple[str | None, str | None]:
     """(quote, source id): the cited sentence sharing the most terms with the paragraph."""
     wanted = set(content_terms(paragraph_text, language))
     numbers = {v for m in numbers_in(paragraph_text) for v in m.values}
@@ -239,12 +345,20 @@ def _llm_checks(llm, paragraphs: list[Paragraph], registry) -> tuple[dict[int, d
         entry = registry[source_id]
         lines = "\n".join(f"  {line}" for line in sentences(entry.text))
         blocks.append(f'<source id="{source_id}" nom="{entry.name}">\n{lines}\n</source>')
-    listing = "\n".join(f"Paragraphe {n} (cite {', '.join(p.source_ids)}) : {p.text}" for n, p in enumerate(paragraphs, 1))
-    user = (f"SOURCES (une phrase ou une ligne de tableau par ligne) :\n<sources>\n{chr(10).join(blocks)}\n</sources>\n\n"
-            f"PARAGRAPHES À VÉRIFIER :\n{listing}\n\n"
-            "Réponds en JSON : une entrée par paragraphe (paragraph = numéro), avec une citation recopiée d'une source.")
-    result = llm.complete([{"role": "system", "content": VERIFY_SYSTEM_PROMPT}, {"role": "user", "content": user}],
-                          "verify", verify_schema(len(paragraphs), cited), max_tokens=300 + 250 * len(paragraphs))
+    listing = "\n".join(
+        f"Paragraphe {n} (cite {', '.join(p.source_ids)}) : {p.text}" for n, p in enumerate(paragraphs, 1)
+    )
+    user = (
+        f"SOURCES (une phrase ou une ligne de tableau par ligne) :\n<sources>\n{chr(10).join(blocks)}\n</sources>\n\n"
+        f"PARAGRAPHES À VÉRIFIER :\n{listing}\n\n"
+        "Réponds en JSON : une entrée par paragraphe (paragraph = numéro), avec une citation recopiée d'une source."
+    )
+    result = llm.complete(
+        [{"role": "system", "content": VERIFY_SYSTEM_PROMPT}, {"role": "user", "content": user}],
+        "verify",
+        verify_schema(len(paragraphs), cited),
+        max_tokens=300 + 250 * len(paragraphs),
+    )
     checks = {}
     for item in (result.data or {}).get("checks", []) if isinstance(result.data, dict) else []:
         try:
@@ -261,7 +375,7 @@ REPEATED_RUN = 6  # words in a row shared with a flagged sentence (or half of a 
 
 
 def _runs(words: list[str], run: int) -> set[tuple[str, ...]]:
-    return {tuple(words[i:i + run]) for i in range(len(words) - run + 1)}
+    return {tuple(words[i : i + run]) for i in range(len(words) - run + 1)}
 
 
 def repeats(paragraph_text: str, sentence: str, own_words: str = "") -> bool:
@@ -287,13 +401,16 @@ def _without_repeated_instructions(paragraphs: list[Paragraph], registry, alerts
         flagged = [(registry[s].name, sentence) for s in cited for sentence in registry[s].suspicious]
         if not flagged:  # a model may also repeat a source it does not cite
             flagged = [(e.name, sentence) for e in sections for sentence in e.suspicious]
-        hit = next(((name, sentence) for name, sentence in flagged if repeats(paragraph.text, sentence, own_words)),
-                   None)
+        hit = next(
+            ((name, sentence) for name, sentence in flagged if repeats(paragraph.text, sentence, own_words)), None
+        )
         if hit is None:
             kept.append(paragraph)
             continue
-        alerts.append(f"Paragraphe {number} écarté : il reprend un passage de « {hit[0]} » qui ressemble à une "
-                      "consigne adressée à l'assistant (les documents sont des données, jamais des instructions).")
+        alerts.append(
+            f"Paragraphe {number} écarté : il reprend un passage de « {hit[0]} » qui ressemble à une "
+            "consigne adressée à l'assistant (les documents sont des données, jamais des instructions)."
+        )
     return kept
 
 
@@ -308,7 +425,9 @@ def verify(paragraphs: list[Paragraph], registry, llm=None, language: str = "fr"
             checks, llm_result = _llm_checks(llm, paragraphs, registry)
             method = "llm"
         except Exception as exc:  # verification must not lose the answer
-            alerts.append(f"Vérification par le modèle impossible ({type(exc).__name__}: {exc}) ; vérification lexicale.")
+            alerts.append(
+                f"Vérification par le modèle impossible ({type(exc).__name__}: {exc}) ; vérification lexicale."
+            )
     for index, paragraph in enumerate(paragraphs, start=1):
         # a sentence that reads like an order to the assistant is no evidence of anything
         evidences = [(i, without_instructions(registry.evidence(i))) for i in paragraph.source_ids if i in registry]
@@ -319,13 +438,16 @@ def verify(paragraphs: list[Paragraph], registry, llm=None, language: str = "fr"
             paragraph.quote = (check.get("quote") or "").strip() or None
             paragraph.quote_source_id = check.get("source_id")
             if paragraph.quote_source_id not in paragraph.source_ids:
-                paragraph.notes.append(f"la citation de vérification vient de {paragraph.quote_source_id}, "
-                                       "qui n'est pas citée par le paragraphe")
+                paragraph.notes.append(
+                    f"la citation de vérification vient de {paragraph.quote_source_id}, "
+                    "qui n'est pas citée par le paragraphe"
+                )
                 paragraph.verdict = downgrade(paragraph.verdict)
                 paragraph.quote_found = False
             else:
                 paragraph.quote_found = bool(paragraph.quote) and quote_in(
-                    paragraph.quote, without_instructions(registry.evidence(paragraph.quote_source_id)))
+                    paragraph.quote, without_instructions(registry.evidence(paragraph.quote_source_id))
+                )
                 if not paragraph.quote_found:
                     paragraph.notes.append("citation introuvable dans la source citée")
                     paragraph.verdict = downgrade(paragraph.verdict)

@@ -51,9 +51,16 @@ def recite(paragraph: Paragraph, registry) -> bool:
 
     if not paragraph.unsupported_numbers or paragraph.verdict == UNSUPPORTED:
         return False
-    holding = [source_id for source_id in registry.entries if source_id not in paragraph.source_ids
-               and not any(check_numbers(paragraph.text, [registry.evidence(i) for i in
-                                                          [*paragraph.source_ids, source_id] if i in registry]))]
+    holding = [
+        source_id
+        for source_id in registry.entries
+        if source_id not in paragraph.source_ids
+        and not any(
+            check_numbers(
+                paragraph.text, [registry.evidence(i) for i in [*paragraph.source_ids, source_id] if i in registry]
+            )
+        )
+    ]
     if not holding:
         return False
     # the most precise source that holds them: a table rather than the section around it
@@ -85,8 +92,9 @@ def _replacement(paragraph: Paragraph, subs, registry, extractive) -> Paragraph 
     from rag_assets.answering.extractive import units_of
 
     units, _ = units_of(registry, extractive.kb)
-    found = extractive.answer_sub_question(paragraph.sub_question, replace(sub, parent_ids=list(dict.fromkeys(parents))),
-                                           units, registry, targeted=True)
+    found = extractive.answer_sub_question(
+        paragraph.sub_question, replace(sub, parent_ids=list(dict.fromkeys(parents))), units, registry, targeted=True
+    )
     found = [p for p in found if p.role == "answer"][:1]
     if not found:
         return None
@@ -122,23 +130,39 @@ def withhold(answer, registry, extractive=None, extra=None, fallback=None) -> No
             replacement, duplicate = None, True
         else:
             duplicate = False
-        record = {"paragraph": number, "text": paragraph.text, "source_ids": list(paragraph.source_ids),
-                  "sub_question": paragraph.sub_question, "verdict": paragraph.verdict,
-                  "unsupported_numbers": list(paragraph.unsupported_numbers), "reason": " ; ".join(why),
-                  "replacement": replacement.text if replacement is not None else (None if duplicate else NOT_FOUND)}
+        record = {
+            "paragraph": number,
+            "text": paragraph.text,
+            "source_ids": list(paragraph.source_ids),
+            "sub_question": paragraph.sub_question,
+            "verdict": paragraph.verdict,
+            "unsupported_numbers": list(paragraph.unsupported_numbers),
+            "reason": " ; ".join(why),
+            "replacement": replacement.text if replacement is not None else (None if duplicate else NOT_FOUND),
+        }
         answer.withheld.append(record)
         if replacement is not None:
             kept.append(replacement)
-            answer.alerts.append(f"Paragraphe {number} retenu ({record['reason']}) : remplacé par l'extrait des "
-                                 "sources citées qui y répond.")
+            answer.alerts.append(
+                f"Paragraphe {number} retenu ({record['reason']}) : remplacé par l'extrait des "
+                "sources citées qui y répond."
+            )
         else:
-            answer.alerts.append(f"Paragraphe {number} retenu ({record['reason']})"
-                                 + (" : déjà couvert par un autre paragraphe." if duplicate else
-                                    f" : {NOT_FOUND.lower()} pour cette partie."))
+            answer.alerts.append(
+                f"Paragraphe {number} retenu ({record['reason']})"
+                + (
+                    " : déjà couvert par un autre paragraphe."
+                    if duplicate
+                    else f" : {NOT_FOUND.lower()} pour cette partie."
+                )
+            )
             sub = paragraph.sub_question
             if not duplicate and sub is not None and 0 <= sub < len(answer.sub_questions):
                 text = answer.sub_questions[sub].text
-                if not any(k.sub_question == sub for k in kept) and text not in answer.missing_information \
-                        and answer.sub_questions[sub].status != NO_SOURCE:
+                if (
+                    not any(k.sub_question == sub for k in kept)
+                    and text not in answer.missing_information
+                    and answer.sub_questions[sub].status != NO_SOURCE
+                ):
                     answer.missing_information.append(text)
     answer.paragraphs = kept

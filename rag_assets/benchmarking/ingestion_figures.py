@@ -45,10 +45,16 @@ def summarize(records: list[dict]) -> dict:
             "rate": f"{amount / seconds:,.1f} {unit}/s" if amount and seconds else None,
         }
     if "docling_document" in summary:
-        summary["docling_document"]["s_per_page"] = round(summary["docling_document"]["seconds"] / max(1, sum(pages.values())), 2)
+        summary["docling_document"]["s_per_page"] = round(
+            summary["docling_document"]["seconds"] / max(1, sum(pages.values())), 2
+        )
         peaks = [r["metadata"].get("peak_memory_mb") for r in stages["docling_document"]]
         summary["docling_document"]["peak_memory_mb"] = max((p for p in peaks if p is not None), default=None)
     done = [d for d in pages if all((d, s) in latest for s in stages)]
     total = sum(latest[(d, s)]["seconds"] for d in done for s in stages)
-    return {"stages": summary, "documents": len(done), "pages": sum(pages[d] for d in done),
-            "end_to_end_pages_per_s": round(sum(pages[d] for d in done) / total, 2) if total else None}
+    return {
+        "stages": summary,
+        "documents": len(done),
+        "pages": sum(pages[d] for d in done),
+        "end_to_end_pages_per_s": round(sum(pages[d] for d in done) / total, 2) if total else None,
+    }

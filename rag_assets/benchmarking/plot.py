@@ -14,7 +14,13 @@ def plot_scaling(rows: list[dict], path: Path, title: str) -> None:
 
     sizes = [row["children"] for row in rows]
     figure, (latency, start, memory) = plt.subplots(1, 3, figsize=(15, 4.5))
-    for stage, style in (("search", "-o"), ("repeated", "-s"), ("query_embedding", "--^"), ("bm25", ":v"), ("dense", "-.d")):
+    for stage, style in (
+        ("search", "-o"),
+        ("repeated", "-s"),
+        ("query_embedding", "--^"),
+        ("bm25", ":v"),
+        ("dense", "-.d"),
+    ):
         if all(stage in row["latency_ms"] for row in rows):
             latency.plot(sizes, [row["latency_ms"][stage]["p95"] for row in rows], style, label=f"{stage} p95")
     latency.plot(sizes, [row["latency_ms"]["search"]["p50"] for row in rows], "-o", alpha=0.4, label="search p50")

@@ -25,7 +25,10 @@ import numpy as np
 
 def percentiles(seconds: list[float]) -> dict[str, float]:
     """p50 and p95 in milliseconds."""
-    return {"p50": round(1000 * float(np.percentile(seconds, 50)), 2), "p95": round(1000 * float(np.percentile(seconds, 95)), 2)}
+    return {
+        "p50": round(1000 * float(np.percentile(seconds, 50)), 2),
+        "p95": round(1000 * float(np.percentile(seconds, 95)), 2),
+    }
 
 
 def rss_mb() -> float:

@@ -50,12 +50,20 @@ def read_source(root: Path) -> list[SourceDocument]:
     thesaurus = load_thesaurus()
     documents = []
     for document_id, entry in sorted(read_publication(store).items()):
-        rows = dense.filter(pc.and_(pc.equal(dense["document_id"], document_id), pc.equal(dense["version"], entry["version"])))
+        rows = dense.filter(
+            pc.and_(pc.equal(dense["document_id"], document_id), pc.equal(dense["version"], entry["version"]))
+        )
         folder = store.root / entry["path"]
-        documents.append(SourceDocument(document_id, read_json(store.document_dir(document_id) / "source.json"),
-                                        pl.read_parquet(folder / "parents.parquet"),
-                                        pl.read_parquet(folder / "children.parquet"), rows,
-                                        document_acronyms(store, entry, thesaurus).to_dict()))
+        documents.append(
+            SourceDocument(
+                document_id,
+                read_json(store.document_dir(document_id) / "source.json"),
+                pl.read_parquet(folder / "parents.parquet"),
+                pl.read_parquet(folder / "children.parquet"),
+                rows,
+                document_acronyms(store, entry, thesaurus).to_dict(),
+            )
+        )
     return documents
 
 
@@ -71,15 +79,18 @@ def _perturbed_vectors(vectors: np.ndarray, rng: np.random.Generator) -> np.ndar
     return noisy / np.linalg.norm(noisy, axis=1, keepdims=True)
 
 
-def build_scaled_store(source: list[SourceDocument], target: Path, children: int, seed: int = 0,
-                       ann_min_rows: int = ANN_MIN_ROWS) -> dict:
+def build_scaled_store(
+    source: list[SourceDocument], target: Path, children: int, seed: int = 0, ann_min_rows: int = ANN_MIN_ROWS
+) -> dict:
     """Write a store of `children` children under `target` (a new folder). Returns what it
     holds: documents, children, replicas, and the ANN index step."""
     if not source or not any(d.children.height for d in source):
         raise ValueError("the source store has no published children")
     store = KnowledgeStore(target)
     text_rng, vector_rng = random.Random(seed), np.random.default_rng(seed)
-    vocabulary = sorted({w for d in source for t in d.children["contextualized"].to_list() for w in t.split() if w.isalpha()})
+    vocabulary = sorted(
+        {w for d in source for t in d.children["contextualized"].to_list() for w in t.split() if w.isalpha()}
+    )
     publication, dense_parts, lexical_entries = {}, [], []
     total, replica = 0, 0
     now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
@@ -94,8 +105,12 @@ def build_scaled_store(source: list[SourceDocument], target: Path, children: int
             rename = [pl.col(c) + suffix for c in ("parent_id", "document_id")]
             kids = kids.with_columns(*rename, pl.col("child_id") + suffix)
             if replica:
-                kids = kids.with_columns(pl.Series("contextualized", [
-                    _perturbed_text(t, vocabulary, text_rng) for t in kids["contextualized"].to_list()]))
+                kids = kids.with_columns(
+                    pl.Series(
+                        "contextualized",
+                        [_perturbed_text(t, vocabulary, text_rng) for t in kids["contextualized"].to_list()],
+                    )
+                )
             parents = doc.parents.with_columns(*rename)
             folder = store.document_dir(document_id) / "published" / version
             folder.mkdir(parents=True)
@@ -103,27 +118,56 @@ def build_scaled_store(source: list[SourceDocument], target: Path, children: int
             write_json_atomic(folder / ACRONYMS_FILE, doc.acronyms)  # parents' text is copied unchanged
             kids.write_parquet(folder / "children.parquet")
             title = doc.record["title"] + (f" (copie {replica})" if replica else "")
-            write_json_atomic(store.document_dir(document_id) / "source.json",
-                              {**doc.record, "document_id": document_id, "title": title, "title_given": True})
-            dense = doc.dense.take(pc.index_in(doc.children["child_id"].head(kids.height).to_arrow(), doc.dense["child_id"]))
-            ids = {c: pa.array([v + suffix for v in dense[c].to_pylist()]) for c in ("child_id", "parent_id", "document_id")}
+            write_json_atomic(
+                store.document_dir(document_id) / "source.json",
+                {**doc.record, "document_id": document_id, "title": title, "title_given": True},
+            )
+            dense = doc.dense.take(
+                pc.index_in(doc.children["child_id"].head(kids.height).to_arrow(), doc.dense["child_id"])
+            )
+            ids = {
+                c: pa.array([v + suffix for v in dense[c].to_pylist()])
+                for c in ("child_id", "parent_id", "document_id")
+            }
             vectors = np.array(dense["vector"].to_pylist(), dtype=np.float32)
             if replica:
                 vectors = _perturbed_vectors(vectors, vector_rng)
             for column, values in ids.items():
                 dense = dense.set_column(dense.schema.get_field_index(column), column, values)
-            dense = dense.set_column(dense.schema.get_field_index("vector"), "vector",
-                                     pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), vectors.shape[1]))
+            dense = dense.set_column(
+                dense.schema.get_field_index("vector"),
+                "vector",
+                pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), vectors.shape[1]),
+            )
             dense_parts.append(dense)
             lexical_entries += [
-                (version, LexicalDoc(c["child_id"], c["parent_id"], document_id, row["language"], row["document_type"],
-                                     row["allowed_groups"], row["effective_date"], c["contextualized"]))
-                for c, row in zip(kids.iter_rows(named=True), dense.select(
-                    ["language", "document_type", "allowed_groups", "effective_date"]).to_pylist())
+                (
+                    version,
+                    LexicalDoc(
+                        c["child_id"],
+                        c["parent_id"],
+                        document_id,
+                        row["language"],
+                        row["document_type"],
+                        row["allowed_groups"],
+                        row["effective_date"],
+                        c["contextualized"],
+                    ),
+                )
+                for c, row in zip(
+                    kids.iter_rows(named=True),
+                    dense.select(["language", "document_type", "allowed_groups", "effective_date"]).to_pylist(),
+                )
             ]
-            publication[document_id] = {"version": version, "path": str(folder.relative_to(store.root)), "published_at": now,
-                                        "children": kids.height, "dense": kids.height, "lexical": kids.height,
-                                        "parents": parents.height}
+            publication[document_id] = {
+                "version": version,
+                "path": str(folder.relative_to(store.root)),
+                "published_at": now,
+                "children": kids.height,
+                "dense": kids.height,
+                "lexical": kids.height,
+                "parents": parents.height,
+            }
             total += kids.height
         replica += 1
     dense_index = DenseIndex(store.lancedb_dir, ann_min_rows=ann_min_rows)

@@ -11,8 +11,18 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-GUARANTEES = ["incendie", "dégât des eaux", "vol", "bris de glace", "responsabilité civile", "catastrophe naturelle",
-              "tempête", "assistance", "protection juridique", "dommages électriques"]
+GUARANTEES = [
+    "incendie",
+    "dégât des eaux",
+    "vol",
+    "bris de glace",
+    "responsabilité civile",
+    "catastrophe naturelle",
+    "tempête",
+    "assistance",
+    "protection juridique",
+    "dommages électriques",
+]
 CLAUSES = [
     "La garantie {g} couvre les dommages matériels subis par les biens assurés au lieu désigné aux conditions particulières.",
     "Une franchise de {n} euros reste à la charge de l'assuré pour chaque sinistre {g}.",
@@ -25,24 +35,35 @@ CLAUSES = [
 
 def _section(rng: random.Random, guarantee: str) -> str:
     clauses = rng.sample(CLAUSES, 4)
-    values = {"g": guarantee, "n": rng.choice([150, 230, 380, 500]), "m": rng.choice([5000, 15000, 75000]),
-              "d": rng.choice([2, 5, 10, 30])}
-    return "\n\n".join(" ".join(c.format(**values) for c in clauses[i:i + 2]) for i in (0, 2))
+    values = {
+        "g": guarantee,
+        "n": rng.choice([150, 230, 380, 500]),
+        "m": rng.choice([5000, 15000, 75000]),
+        "d": rng.choice([2, 5, 10, 30]),
+    }
+    return "\n\n".join(" ".join(c.format(**values) for c in clauses[i : i + 2]) for i in (0, 2))
 
 
 def document_text(number: int, edition: int = 0) -> str:
     """Policy `number`; `edition` > 0 rewrites its last section (a new version of the document)."""
     rng = random.Random(number)
     guarantees = rng.sample(GUARANTEES, 4)
-    parts = [f"# Conditions générales, contrat habitation n° {number}",
-             f"Le présent contrat n° {number} est régi par le Code des assurances."]
+    parts = [
+        f"# Conditions générales, contrat habitation n° {number}",
+        f"Le présent contrat n° {number} est régi par le Code des assurances.",
+    ]
     for guarantee in guarantees:
         parts += [f"## Garantie {guarantee}", _section(rng, guarantee)]
-    parts += ["## Tableau des franchises", "| Garantie | Franchise |\n|---|---|\n"
-              + "\n".join(f"| {g} | {rng.choice([150, 230, 380])} € |" for g in guarantees)]
+    parts += [
+        "## Tableau des franchises",
+        "| Garantie | Franchise |\n|---|---|\n"
+        + "\n".join(f"| {g} | {rng.choice([150, 230, 380])} € |" for g in guarantees),
+    ]
     if edition:
-        parts[-3] = _section(random.Random(f"{number}-{edition}"), guarantees[-1]) + \
-            f"\n\nAvenant n° {edition} : cette rédaction remplace la précédente."
+        parts[-3] = (
+            _section(random.Random(f"{number}-{edition}"), guarantees[-1])
+            + f"\n\nAvenant n° {edition} : cette rédaction remplace la précédente."
+        )
     return "\n\n".join(parts) + "\n"
 
 

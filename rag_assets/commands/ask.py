@@ -29,8 +29,15 @@ def cmd_ask(args, settings) -> int:
     kb = KnowledgeBase.open(settings.store)
     endpoints: list[Endpoint] = [] if args.offline else endpoints_from_settings(settings)
     if args.base_url and not args.offline:
-        endpoints.insert(0, Endpoint(base_url=args.base_url, model=args.model or settings.llm_model or "default",
-                                     api_key=settings.llm_api_key, name="cli"))
+        endpoints.insert(
+            0,
+            Endpoint(
+                base_url=args.base_url,
+                model=args.model or settings.llm_model or "default",
+                api_key=settings.llm_api_key,
+                name="cli",
+            ),
+        )
     gguf = None if args.offline else (args.gguf or getattr(settings, "llm_gguf", None))
     local = None
     options = AskOptions(retrieval=RetrievalOptions(threshold=args.threshold), verify_with_llm=not args.no_llm_verify)
@@ -41,13 +48,25 @@ def cmd_ask(args, settings) -> int:
             local = LocalLLM(gguf)
             try:
                 endpoints.append(local.start())
-                print(f"[local model {local.gguf_path.name} served at {local.endpoint.base_url} "
-                      f"in {local.load_seconds} s]", file=sys.stderr)
+                print(
+                    f"[local model {local.gguf_path.name} served at {local.endpoint.base_url} "
+                    f"in {local.load_seconds} s]",
+                    file=sys.stderr,
+                )
             except LocalLLMError as exc:
                 print(f"[local model unavailable: {exc}]", file=sys.stderr)
                 local = None
-        answer = ask(kb, question, thread_id=thread, user_groups=args.groups, user=user, endpoints=endpoints,
-                     offline=args.offline, options=options, settings=settings)
+        answer = ask(
+            kb,
+            question,
+            thread_id=thread,
+            user_groups=args.groups,
+            user=user,
+            endpoints=endpoints,
+            offline=args.offline,
+            options=options,
+            settings=settings,
+        )
     finally:
         if local is not None:
             local.stop()
@@ -76,20 +95,34 @@ def add_ask_parser(subparsers) -> None:
     p = subparsers.add_parser("ask", help="answer a question from the documents, with sources and verification")
     p.add_argument("question")
     p.add_argument("--json", action="store_true", help="the whole answer object as JSON")
-    p.add_argument("--thread", help="conversation id: follow-ups are rewritten with its last messages "
-                                    "(kept per --user and --groups)")
-    p.add_argument("--user", default=os_user(), help="who asks: a thread is theirs alone (default: the OS user; "
-                                                     "none known: no thread memory)")
+    p.add_argument(
+        "--thread",
+        help="conversation id: follow-ups are rewritten with its last messages (kept per --user and --groups)",
+    )
+    p.add_argument(
+        "--user",
+        default=os_user(),
+        help="who asks: a thread is theirs alone (default: the OS user; none known: no thread memory)",
+    )
     p.add_argument("--groups", nargs="*", default=[], help="reader's groups (public is always included)")
     p.add_argument("--offline", action="store_true", help="extractive answer, no model even if one is configured")
-    p.add_argument("--gguf", help="serve this GGUF locally with llama.cpp (xllamacpp) and use it "
-                                  "(default: $RAG_ASSETS_LLM_GGUF)")
+    p.add_argument(
+        "--gguf", help="serve this GGUF locally with llama.cpp (xllamacpp) and use it (default: $RAG_ASSETS_LLM_GGUF)"
+    )
     p.add_argument("--base-url", help="an OpenAI-compatible endpoint tried first (key: $RAG_ASSETS_LLM_API_KEY)")
     p.add_argument("--model", help="model name at --base-url")
-    p.add_argument("--threshold", type=float, default=None,
-                   help="least probability (0–1) that the sources answer before 'no source found' "
-                        "(default: the fitted gate's, rag_assets/answering/gate_model.json)")
-    p.add_argument("--show", metavar="DIR", help="write each cited PDF page, the quoted lines highlighted, as a PNG "
-                                                 "in DIR and print its path beside the citation")
+    p.add_argument(
+        "--threshold",
+        type=float,
+        default=None,
+        help="least probability (0–1) that the sources answer before 'no source found' "
+        "(default: the fitted gate's, rag_assets/answering/gate_model.json)",
+    )
+    p.add_argument(
+        "--show",
+        metavar="DIR",
+        help="write each cited PDF page, the quoted lines highlighted, as a PNG "
+        "in DIR and print its path beside the citation",
+    )
     p.add_argument("--no-llm-verify", action="store_true", help="lexical support check instead of the model's")
     p.set_defaults(func=cmd_ask)

@@ -23,22 +23,39 @@ STAGES = ("query_embedding", "bm25", "dense", "fusion", "search", "repeated")
 
 
 def add_bench_parser(sub) -> None:
-    p = sub.add_parser("bench", help="query latency p50/p95, cold start, RSS and dense recall@10 at several store sizes")
-    p.add_argument("--source-store", type=Path, help="real store whose published children are replicated (default: --store)")
-    p.add_argument("--sizes", default="1000,10000", help="children per store, comma-separated (100000 takes a few minutes more; \"\" for none)")
-    p.add_argument("--questions", type=Path, default=DEFAULT_QUESTIONS, help="golden set (JSONL) whose questions are asked")
+    p = sub.add_parser(
+        "bench", help="query latency p50/p95, cold start, RSS and dense recall@10 at several store sizes"
+    )
+    p.add_argument(
+        "--source-store", type=Path, help="real store whose published children are replicated (default: --store)"
+    )
+    p.add_argument(
+        "--sizes",
+        default="1000,10000",
+        help='children per store, comma-separated (100000 takes a few minutes more; "" for none)',
+    )
+    p.add_argument(
+        "--questions", type=Path, default=DEFAULT_QUESTIONS, help="golden set (JSONL) whose questions are asked"
+    )
     p.add_argument("--max-questions", type=int, default=30)
     p.add_argument("--repeats", type=int, default=3, help="times each question is asked per size")
     p.add_argument("--ann-min-rows", type=int, help="rows from which the dense index is IVF-PQ (default: the index's)")
     p.add_argument("--workdir", type=Path, help="keep the scaled stores here (default: a temporary folder, removed)")
     p.add_argument("--json", type=Path, help="also write the figures of each size to this file")
     p.add_argument("--plot", type=Path, help="also draw latency, cold start and memory against store size (PNG)")
-    p.add_argument("--reindex", default=None, metavar="SIZES",
-                   help="also time re-indexing one changed (and one unchanged) document through the pipeline in stores "
-                        "of these many synthetic Markdown documents, e.g. 10,100")
+    p.add_argument(
+        "--reindex",
+        default=None,
+        metavar="SIZES",
+        help="also time re-indexing one changed (and one unchanged) document through the pipeline in stores "
+        "of these many synthetic Markdown documents, e.g. 10,100",
+    )
     p.add_argument("--reindex-repeats", type=int, default=3, help="changes timed per store (median)")
-    p.add_argument("--ingestion-store", type=Path,
-                   help="also print ingestion figures per stage read from this store's run records (read only)")
+    p.add_argument(
+        "--ingestion-store",
+        type=Path,
+        help="also print ingestion figures per stage read from this store's run records (read only)",
+    )
     p.set_defaults(func=cmd_bench)
 
 
@@ -55,14 +72,18 @@ def print_ingestion(store: Path, dagster_home: Path) -> None:
         shutil.copytree(dagster_home, home)
         instance = open_instance(load_settings().model_copy(update={"store": store, "dagster_home": home}))
         summary = summarize(stage_records(instance))
-    print(f"ingestion of {store}: {summary['documents']} documents, {summary['pages']:,} pages, "
-          f"end to end {summary['end_to_end_pages_per_s']} pages/s (sum of stage seconds; latest run of each stage)")
+    print(
+        f"ingestion of {store}: {summary['documents']} documents, {summary['pages']:,} pages, "
+        f"end to end {summary['end_to_end_pages_per_s']} pages/s (sum of stage seconds; latest run of each stage)"
+    )
     for stage, figures in summary["stages"].items():
         extra = f", {figures['s_per_page']} s/page" if "s_per_page" in figures else ""
         if figures.get("peak_memory_mb"):
             extra += f", conversion memory peak {figures['peak_memory_mb']:,} MB"
-        print(f"  {stage:18s} {figures['documents']:>3} documents  {figures['seconds']:>8.1f} s  "
-              f"median {figures['median_s']:>6.2f} s/document  {figures['rate'] or ''}{extra}")
+        print(
+            f"  {stage:18s} {figures['documents']:>3} documents  {figures['seconds']:>8.1f} s  "
+            f"median {figures['median_s']:>6.2f} s/document  {figures['rate'] or ''}{extra}"
+        )
     print()
 
 
@@ -106,23 +127,37 @@ def reindex_figures(settings, sizes: list[int], repeats: int) -> list[dict]:
                     changed.append(_ingest_seconds([target], local, instance, "indexed"))
             finally:
                 instance.dispose()
-        rows.append({"documents": size, "build_s": round(build, 1), "unchanged_s": round(statistics.median(unchanged), 2),
-                     "unchanged_folder_s": round(folder, 2), "changed_s": round(statistics.median(changed), 2),
-                     "changed_all_s": [round(c, 2) for c in changed]})
-        print(f"  {size} documents: built in {build:.1f} s; one unchanged document {rows[-1]['unchanged_s']} s, "
-              f"the whole unchanged folder {folder:.2f} s; one changed document {rows[-1]['changed_s']} s "
-              f"(median of {', '.join(map(str, rows[-1]['changed_all_s']))})", flush=True)
+        rows.append(
+            {
+                "documents": size,
+                "build_s": round(build, 1),
+                "unchanged_s": round(statistics.median(unchanged), 2),
+                "unchanged_folder_s": round(folder, 2),
+                "changed_s": round(statistics.median(changed), 2),
+                "changed_all_s": [round(c, 2) for c in changed],
+            }
+        )
+        print(
+            f"  {size} documents: built in {build:.1f} s; one unchanged document {rows[-1]['unchanged_s']} s, "
+            f"the whole unchanged folder {folder:.2f} s; one changed document {rows[-1]['changed_s']} s "
+            f"(median of {', '.join(map(str, rows[-1]['changed_all_s']))})",
+            flush=True,
+        )
     return rows
 
 
 def print_reindex(settings, sizes: list[int], repeats: int) -> list[dict]:
-    print(f"re-indexing through the pipeline (`rag-assets ingest`, one Dagster run per document; embedder "
-          f"{settings.embedder}): stores of SYNTHETIC small Markdown policies (~330 words, 6 sections, one table "
-          f"each; rag_assets/benchmarking/synthetic_documents.py), load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"re-indexing through the pipeline (`rag-assets ingest`, one Dagster run per document; embedder "
+        f"{settings.embedder}): stores of SYNTHETIC small Markdown policies (~330 words, 6 sections, one table "
+        f"each; rag_assets/benchmarking/synthetic_documents.py), load average {os.getloadavg()[0]:.1f}"
+    )
     rows = reindex_figures(settings, sizes, repeats)
     if len(rows) > 1 and rows[0]["changed_s"]:
-        print(f"  one changed document, {rows[-1]['documents']} vs {rows[0]['documents']} documents: "
-              f"ratio {rows[-1]['changed_s'] / rows[0]['changed_s']:.2f} (target <= 1.3)")
+        print(
+            f"  one changed document, {rows[-1]['documents']} vs {rows[0]['documents']} documents: "
+            f"ratio {rows[-1]['changed_s'] / rows[0]['changed_s']:.2f} (target <= 1.3)"
+        )
     print()
     return rows
 
@@ -140,8 +175,11 @@ def cmd_bench(args, settings) -> int:
     if args.ingestion_store:
         store = args.ingestion_store.resolve()
         print_ingestion(store, store / "dagster" if (store / "dagster").is_dir() else settings.dagster_home)
-    reindex = print_reindex(settings, [int(n) for n in args.reindex.split(",")], args.reindex_repeats) \
-        if args.reindex else None
+    reindex = (
+        print_reindex(settings, [int(n) for n in args.reindex.split(",")], args.reindex_repeats)
+        if args.reindex
+        else None
+    )
     sizes = [int(s) for s in args.sizes.split(",") if s]
     if not sizes:  # --sizes "": the re-indexing and ingestion figures only
         if args.json:
@@ -152,14 +190,20 @@ def cmd_bench(args, settings) -> int:
     real = sum(d.children.height for d in source)
     questions = _questions(args.questions, args.max_questions)
     ann_min_rows = args.ann_min_rows or ANN_MIN_ROWS
-    print(f"source: {source_root} ({len(source)} published documents, {real:,} children); "
-          f"{len(questions)} questions of {args.questions.name} x {args.repeats}; embedder {settings.embedder}; "
-          f"{os.environ.get('OMP_NUM_THREADS', '?')} threads, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
-    print(f"scaled stores: real children replicated, each copy with {WORD_SHARE:.0%} of its words replaced and its "
-          f"vector perturbed (noise {VECTOR_NOISE}/dim, cosine ~0.9); IVF-PQ from {ann_min_rows:,} rows")
-    header = (f"{'children':>9} {'docs':>5} {'index':>6} {'build s':>7} {'open s':>6} {'cold s':>6} "
-              + " ".join(f"{s.replace('query_embedding', 'query emb'):>13}" for s in (*STAGES, "dense exact"))
-              + f" {'recall@10':>9} {'RSS open':>8} {'RSS MB':>6} {'peak':>6}")
+    print(
+        f"source: {source_root} ({len(source)} published documents, {real:,} children); "
+        f"{len(questions)} questions of {args.questions.name} x {args.repeats}; embedder {settings.embedder}; "
+        f"{os.environ.get('OMP_NUM_THREADS', '?')} threads, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}"
+    )
+    print(
+        f"scaled stores: real children replicated, each copy with {WORD_SHARE:.0%} of its words replaced and its "
+        f"vector perturbed (noise {VECTOR_NOISE}/dim, cosine ~0.9); IVF-PQ from {ann_min_rows:,} rows"
+    )
+    header = (
+        f"{'children':>9} {'docs':>5} {'index':>6} {'build s':>7} {'open s':>6} {'cold s':>6} "
+        + " ".join(f"{s.replace('query_embedding', 'query emb'):>13}" for s in (*STAGES, "dense exact"))
+        + f" {'recall@10':>9} {'RSS open':>8} {'RSS MB':>6} {'peak':>6}"
+    )
     rows = []
     with tempfile.TemporaryDirectory(prefix="rag-assets-bench-") as scratch:
         workdir = args.workdir or Path(scratch)
@@ -172,32 +216,61 @@ def cmd_bench(args, settings) -> int:
             build_s = time.perf_counter() - started
             env = {**os.environ, "RAG_ASSETS_EMBEDDER": settings.embedder}
             measured = subprocess.run(
-                [sys.executable, "-m", "rag_assets.benchmarking.query_latency", str(target), str(questions_file),
-                 "--repeats", str(args.repeats)], env=env, capture_output=True, text=True, check=True)
+                [
+                    sys.executable,
+                    "-m",
+                    "rag_assets.benchmarking.query_latency",
+                    str(target),
+                    str(questions_file),
+                    "--repeats",
+                    str(args.repeats),
+                ],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             figures = json.loads(measured.stdout.strip().splitlines()[-1])
             rows.append({"size": size, "build_s": round(build_s, 1), "built": built, **figures})
-            print(f"  {size:,} children: {built['documents']} documents ({built['replicas']} replicas), "
-                  f"index {built['ann']}, built in {build_s:.1f} s", flush=True)
-    print("\nlatency in ms, p50/p95 (search = retrieve + hits of a new question, query embedding included; repeated = "
-          "search of a question asked before, its vector from the query cache; cold = open + first search; "
-          "RSS open = after KnowledgeBase.open, before the embedder loads; RSS MB = after the searches; peak = "
-          "the process's, the exact scans for recall included)")
+            print(
+                f"  {size:,} children: {built['documents']} documents ({built['replicas']} replicas), "
+                f"index {built['ann']}, built in {build_s:.1f} s",
+                flush=True,
+            )
+    print(
+        "\nlatency in ms, p50/p95 (search = retrieve + hits of a new question, query embedding included; repeated = "
+        "search of a question asked before, its vector from the query cache; cold = open + first search; "
+        "RSS open = after KnowledgeBase.open, before the embedder loads; RSS MB = after the searches; peak = "
+        "the process's, the exact scans for recall included)"
+    )
     print(header)
     for row in rows:
         latency = {**row["latency_ms"], "dense exact": row["dense_exact_ms"]}
-        cells = " ".join(f"{latency[s]['p50']:>6.1f}/{latency[s]['p95']:<6.1f}" if s in latency else f"{'-':>13}"
-                         for s in (*STAGES, "dense exact"))
-        print(f"{row['children']:>9,} {row['documents']:>5} {row['dense_index']:>6} {row['build_s']:>7.1f} "
-              f"{row['open_s']:>6.2f} {row['cold_start_s']:>6.2f} {cells} {row['recall_at_10']:>9.3f} "
-              f"{row['open_rss_mb']:>8} {row['rss_mb']:>6} {row['peak_rss_mb']:>6}")
+        cells = " ".join(
+            f"{latency[s]['p50']:>6.1f}/{latency[s]['p95']:<6.1f}" if s in latency else f"{'-':>13}"
+            for s in (*STAGES, "dense exact")
+        )
+        print(
+            f"{row['children']:>9,} {row['documents']:>5} {row['dense_index']:>6} {row['build_s']:>7.1f} "
+            f"{row['open_s']:>6.2f} {row['cold_start_s']:>6.2f} {cells} {row['recall_at_10']:>9.3f} "
+            f"{row['open_rss_mb']:>8} {row['rss_mb']:>6} {row['peak_rss_mb']:>6}"
+        )
     if args.json:
-        args.json.write_text(json.dumps({"source": str(source_root), "load_average": os.getloadavg(), "rows": rows,
-                                         "reindex": reindex},
-                                        indent=2, ensure_ascii=False))
+        args.json.write_text(
+            json.dumps(
+                {"source": str(source_root), "load_average": os.getloadavg(), "rows": rows, "reindex": reindex},
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
     if args.plot:
         from rag_assets.benchmarking.plot import plot_scaling
 
-        plot_scaling(rows, args.plot, f"rag-assets bench: {source_root} replicated, {len(questions)} questions "
-                                      f"x {args.repeats}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+        plot_scaling(
+            rows,
+            args.plot,
+            f"rag-assets bench: {source_root} replicated, {len(questions)} questions "
+            f"x {args.repeats}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}",
+        )
         print(f"plot: {args.plot}")
     return 0

@@ -19,8 +19,12 @@ from rag_assets.evaluation.answers import ANSWERERS
 
 
 def add_eval_parser(subparsers) -> None:
-    p = subparsers.add_parser("eval", help="evaluate retrieval on a question set or benchmark; prints the metrics table",
-                              description=__doc__, formatter_class=__import__("argparse").RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "eval",
+        help="evaluate retrieval on a question set or benchmark; prints the metrics table",
+        description=__doc__,
+        formatter_class=__import__("argparse").RawDescriptionHelpFormatter,
+    )
     p.add_argument("name", nargs="?", help="question set or benchmark (see --list)")
     p.add_argument("--list", action="store_true", help="list the evaluation targets and whether their data is present")
     p.add_argument("--queries", type=int, default=0, help="benchmarks: evaluate a slice of N queries (0 = all)")
@@ -29,20 +33,33 @@ def add_eval_parser(subparsers) -> None:
     p.add_argument("--eval-store", default="", help="evaluate this existing knowledge store as it is (no ingestion)")
     p.add_argument("--no-reference", action="store_true", help="benchmarks: skip the protocol reference BM25")
     p.add_argument("--runs-dir", default="", help="where runs are written (default: evaluations/runs)")
-    p.add_argument("--split", choices=("dev", "test"), default="",
-                   help="only the dev (odd numbers) or the test (even numbers) questions: golden sets by id, "
-                        "benchmarks by position among their judged queries; for retrieval and answers "
-                        "(rag_assets/evaluation/splits.py)")
-    p.add_argument("--fusion", default="", help="fusion spec instead of the default, e.g. wsum:norm=min-max,bm25=0.7,dense=0.3")
+    p.add_argument(
+        "--split",
+        choices=("dev", "test"),
+        default="",
+        help="only the dev (odd numbers) or the test (even numbers) questions: golden sets by id, "
+        "benchmarks by position among their judged queries; for retrieval and answers "
+        "(rag_assets/evaluation/splits.py)",
+    )
+    p.add_argument(
+        "--fusion", default="", help="fusion spec instead of the default, e.g. wsum:norm=min-max,bm25=0.7,dense=0.3"
+    )
     p.add_argument("--show", action="store_true", help="print the latest stored run of NAME instead of running")
     p.add_argument("--json", action="store_true", help="print the run summary as JSON")
     answers = p.add_argument_group("answers", "evaluate the answers of `ask` instead of retrieval (golden sets)")
-    answers.add_argument("--answers", action="store_true",
-                         help="materialize NAME/answer_evaluation: citation and answer correctness, unsupported "
-                              "numbers, out-of-corpus refusals, false premises, latency")
-    answers.add_argument("--answerer", default="configured", choices=ANSWERERS,
-                         help="configured (an endpoint or RAG_ASSETS_LLM_GGUF when set, else extractive), "
-                              "extractive, or gguf (--gguf or RAG_ASSETS_LLM_GGUF)")
+    answers.add_argument(
+        "--answers",
+        action="store_true",
+        help="materialize NAME/answer_evaluation: citation and answer correctness, unsupported "
+        "numbers, out-of-corpus refusals, false premises, latency",
+    )
+    answers.add_argument(
+        "--answerer",
+        default="configured",
+        choices=ANSWERERS,
+        help="configured (an endpoint or RAG_ASSETS_LLM_GGUF when set, else extractive), "
+        "extractive, or gguf (--gguf or RAG_ASSETS_LLM_GGUF)",
+    )
     answers.add_argument("--gguf", default="", help="the GGUF file served for --answerer gguf")
     answers.add_argument("--subset", default="", help="a named subset (local-nightly) or comma-separated question ids")
     p.set_defaults(func=cmd_eval)
@@ -109,9 +126,15 @@ def answer_options(args, runs_dir: Path):
     """The flags as the options type the answer asset's config and evaluate_answers() share."""
     from rag_assets.evaluation.answers import AnswerEvalOptions
 
-    return AnswerEvalOptions(answerer=args.answerer, gguf=args.gguf, subset=args.subset, split=args.split,
-                             store=str(Path(args.eval_store).resolve()) if args.eval_store else "",
-                             resamples=args.resamples, runs_dir=str(runs_dir))
+    return AnswerEvalOptions(
+        answerer=args.answerer,
+        gguf=args.gguf,
+        subset=args.subset,
+        split=args.split,
+        store=str(Path(args.eval_store).resolve()) if args.eval_store else "",
+        resamples=args.resamples,
+        runs_dir=str(runs_dir),
+    )
 
 
 def _print(summary: dict, as_json: bool) -> int:
@@ -125,9 +148,16 @@ def eval_options(args, runs_dir: Path):
     """The flags as the options type the asset's config and evaluate() share."""
     from rag_assets.evaluation.evaluate import EvalOptions
 
-    return EvalOptions(queries=args.queries, distractors=args.distractors, resamples=args.resamples,
-                       store=str(Path(args.eval_store).resolve()) if args.eval_store else "",
-                       reference=not args.no_reference, runs_dir=str(runs_dir), split=args.split, fusion=args.fusion)
+    return EvalOptions(
+        queries=args.queries,
+        distractors=args.distractors,
+        resamples=args.resamples,
+        store=str(Path(args.eval_store).resolve()) if args.eval_store else "",
+        reference=not args.no_reference,
+        runs_dir=str(runs_dir),
+        split=args.split,
+        fusion=args.fusion,
+    )
 
 
 def run_through_dagster(args, settings, runs_dir: Path) -> Path | None:

@@ -81,14 +81,17 @@ def stage_line(report, number: int, total: int) -> str:
     if report.status == "failed":
         figures.insert(0, "FAILED: " + (report.message.splitlines() or [""])[0])
     seconds = f"  {report.seconds:.1f} s" if report.seconds is not None else ""
-    return printable(f"[{number}/{total}] {Path(report.path).name}  {report.stage}  "
-                     f"{', '.join(figures) or 'done'}{seconds}")  # names shown, never acted on
+    return printable(
+        f"[{number}/{total}] {Path(report.path).name}  {report.stage}  {', '.join(figures) or 'done'}{seconds}"
+    )  # names shown, never acted on
 
 
 def summary_lines(outcome, done: int, total: int) -> list[str]:
     """The document's line (status, pages, tables, OCR'd/repaired pages, warnings, tokens per
     page), then its error and warnings one per line."""
-    stages = [s for s in STAGE_FIGURES if s in outcome.metadata] + [s for s in outcome.metadata if s not in STAGE_FIGURES]
+    stages = [s for s in STAGE_FIGURES if s in outcome.metadata] + [
+        s for s in outcome.metadata if s not in STAGE_FIGURES
+    ]
     merged: dict = {}
     for stage in stages:  # a figure comes from the first stage, in pipeline order, that records it
         for key, value in outcome.metadata[stage].items():
@@ -129,8 +132,9 @@ def cmd_ingest(args, settings) -> int:
 
     on_stage = None if sys.stdout.isatty() else report_stage
     with open_instance(settings) as instance:
-        outcomes = ingest([Path(p) for p in args.paths], settings, instance, force=args.force, on_outcome=report,
-                          on_stage=on_stage)
+        outcomes = ingest(
+            [Path(p) for p in args.paths], settings, instance, force=args.force, on_outcome=report, on_stage=on_stage
+        )
     if bar is not None:
         bar.close()
     print(totals_line(outcomes) + f"; store: {settings.store}")
@@ -144,8 +148,9 @@ def totals_line(outcomes) -> str:
     counts as its original does."""
     failed = sum(o.status == "failed" for o in outcomes)
     refused = sum(o.status == "refused" for o in outcomes)
-    return (f"{len(outcomes) - failed - refused} document(s) ready, {failed} failed"
-            + (f", {refused} refused (over a budget or a link)" if refused else ""))
+    return f"{len(outcomes) - failed - refused} document(s) ready, {failed} failed" + (
+        f", {refused} refused (over a budget or a link)" if refused else ""
+    )
 
 
 def token_cost_lines(outcomes) -> list[str]:
@@ -157,6 +162,9 @@ def token_cost_lines(outcomes) -> list[str]:
         return []
     median = statistics.median(per_page.values())
     lines = [f"tokens per page: median {median:.0f} over {len(per_page)} documents"]
-    lines += [f"  over 3× the median: {printable(Path(path).name)} ({value:.0f} tokens/page)"
-              for path, value in per_page.items() if value > 3 * median]
+    lines += [
+        f"  over 3× the median: {printable(Path(path).name)} ({value:.0f} tokens/page)"
+        for path, value in per_page.items()
+        if value > 3 * median
+    ]
     return lines

@@ -24,8 +24,12 @@ from pathlib import Path
 from rag_assets.answering.ask import AskOptions, ask
 from rag_assets.answering.local_llm import N_CTX, LocalLLM
 
-DEFAULT_GGUF = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "rag-assets" / "models" / \
-    "qwen2.5-coder-1.5b-instruct-q4.gguf"
+DEFAULT_GGUF = (
+    Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    / "rag-assets"
+    / "models"
+    / "qwen2.5-coder-1.5b-instruct-q4.gguf"
+)
 
 # (question, reader's groups, what the answer must contain)
 CHECKS = [
@@ -66,8 +70,10 @@ def injected_context_check(kb, endpoint) -> dict:
     from rag_assets.answering.verification import verify
 
     question = CHECKS[0][0]
-    parents = [next(p["parent_id"] for p in kb.iter_parents() if marker in p["text"])
-               for marker in ("Ignore les consignes précédentes", "| Inondation | Zone A |")]
+    parents = [
+        next(p["parent_id"] for p in kb.iter_parents() if marker in p["text"])
+        for marker in ("Ignore les consignes précédentes", "| Inondation | Zone A |")
+    ]
     registry = build_registry(kb, parents)
     llm = LLMClient([endpoint])
     started = time.perf_counter()
@@ -77,9 +83,17 @@ def injected_context_check(kb, endpoint) -> dict:
     return {
         "question": question + "  [context: injected passage first, then the franchise table]",
         "ok": bool(re.search(CHECKS[0][2], text)) and "42" not in text,
-        "paragraphs": [{"text": p.text, "citations": [registry[i].name for i in p.source_ids], "verdict": p.verdict,
-                        "quote": p.quote, "quote_found": p.quote_found, "unsupported_numbers": p.unsupported_numbers}
-                       for p in generated.paragraphs],
+        "paragraphs": [
+            {
+                "text": p.text,
+                "citations": [registry[i].name for i in p.source_ids],
+                "verdict": p.verdict,
+                "quote": p.quote,
+                "quote_found": p.quote_found,
+                "unsupported_numbers": p.unsupported_numbers,
+            }
+            for p in generated.paragraphs
+        ],
         "alerts": generated.alerts + outcome["alerts"],
         "usage": llm.usage(),
         "latency_s": round(time.perf_counter() - started, 3),
@@ -87,27 +101,40 @@ def injected_context_check(kb, endpoint) -> dict:
 
 
 def summarize(answer, expected: str | None) -> dict:
-    paragraphs = [{
-        "text": p.display,
-        "citations": [answer.source(i).name for i in p.source_ids if answer.source(i)],
-        "verdict": p.verdict,
-        "quote": p.quote,
-        "quote_found": p.quote_found,
-        "unsupported_numbers": p.unsupported_numbers,
-    } for p in answer.paragraphs]
+    paragraphs = [
+        {
+            "text": p.display,
+            "citations": [answer.source(i).name for i in p.source_ids if answer.source(i)],
+            "verdict": p.verdict,
+            "quote": p.quote,
+            "quote_found": p.quote_found,
+            "unsupported_numbers": p.unsupported_numbers,
+        }
+        for p in answer.paragraphs
+    ]
     if expected is None:
         ok = answer.refused
     else:
-        ok = (bool(paragraphs) and all(p["citations"] for p in paragraphs)
-              and not any(p["unsupported_numbers"] for p in paragraphs)
-              and bool(re.search(expected, answer.text)) and "42" not in answer.text)
+        ok = (
+            bool(paragraphs)
+            and all(p["citations"] for p in paragraphs)
+            and not any(p["unsupported_numbers"] for p in paragraphs)
+            and bool(re.search(expected, answer.text))
+            and "42" not in answer.text
+        )
     return {
         "question": answer.question,
         "ok": ok,
         "mode": answer.mode,
-        "route": {"method": answer.route.method, "standalone": answer.route.standalone_question,
-                  "sub_questions": answer.route.sub_questions, "budget": answer.route.budget},
-        "sub_questions": [{"text": s.text, "status": s.status, "best_score": s.best_score} for s in answer.sub_questions],
+        "route": {
+            "method": answer.route.method,
+            "standalone": answer.route.standalone_question,
+            "sub_questions": answer.route.sub_questions,
+            "budget": answer.route.budget,
+        },
+        "sub_questions": [
+            {"text": s.text, "status": s.status, "best_score": s.best_score} for s in answer.sub_questions
+        ],
         "paragraphs": paragraphs,
         "missing_information": answer.missing_information,
         "alerts": answer.alerts,
@@ -148,27 +175,38 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"\n=== {question}  (groups: {groups or ['public']})")
                 print(answer.render())
                 for n, p in enumerate(summary["paragraphs"], 1):
-                    print(f"  [{n}] verdict={p['verdict']} quote_found={p['quote_found']} "
-                          f"unsupported_numbers={p['unsupported_numbers']}")
-                print(f"  route={summary['route']['method']} endpoint={answer.endpoint} latency={answer.latency_s} s "
-                      f"usage={answer.usage} ok={summary['ok']}", flush=True)
+                    print(
+                        f"  [{n}] verdict={p['verdict']} quote_found={p['quote_found']} "
+                        f"unsupported_numbers={p['unsupported_numbers']}"
+                    )
+                print(
+                    f"  route={summary['route']['method']} endpoint={answer.endpoint} latency={answer.latency_s} s "
+                    f"usage={answer.usage} ok={summary['ok']}",
+                    flush=True,
+                )
             if args.all:
                 injected = injected_context_check(kb, endpoint)
                 report["answers"].append(injected)
                 print(f"\n=== {injected['question']}")
                 for n, p in enumerate(injected["paragraphs"], 1):
                     print(f"{p['text']}\n   ↳ " + "\n   ↳ ".join(p["citations"]))
-                    print(f"  [{n}] verdict={p['verdict']} quote_found={p['quote_found']} "
-                          f"unsupported_numbers={p['unsupported_numbers']}")
-                print(f"  alerts={injected['alerts']} latency={injected['latency_s']} s ok={injected['ok']}", flush=True)
+                    print(
+                        f"  [{n}] verdict={p['verdict']} quote_found={p['quote_found']} "
+                        f"unsupported_numbers={p['unsupported_numbers']}"
+                    )
+                print(
+                    f"  alerts={injected['alerts']} latency={injected['latency_s']} s ok={injected['ok']}", flush=True
+                )
         finally:
             local.stop()
         report["total_seconds"] = round(time.perf_counter() - started, 1)
     if args.json:
         Path(args.json).write_text(json.dumps(report, ensure_ascii=False, indent=2), encoding="utf-8")
     ok = all(a["ok"] for a in report["answers"])
-    print(f"\n{'OK' if ok else 'NOT OK'}: {sum(a['ok'] for a in report['answers'])}/{len(report['answers'])} "
-          f"answers as expected, {report['total_seconds']} s in all")
+    print(
+        f"\n{'OK' if ok else 'NOT OK'}: {sum(a['ok'] for a in report['answers'])}/{len(report['answers'])} "
+        f"answers as expected, {report['total_seconds']} s in all"
+    )
     return 0 if ok else 1
 
 

@@ -22,7 +22,9 @@ def _print_hits(hits, as_json: bool) -> None:
         pages = ", ".join(map(str, hit.pages)) or "-"
         engines = ", ".join(f"{e} #{r}" for e, r in sorted(hit.ranks.items()))
         # titles (file names) and text shown escaped, never acted on by the terminal
-        print(printable(f"{rank}. {hit.document_title} — {' > '.join(hit.heading_path) or '(no heading)'} (p. {pages})"))
+        print(
+            printable(f"{rank}. {hit.document_title} — {' > '.join(hit.heading_path) or '(no heading)'} (p. {pages})")
+        )
         print(f"   fused {hit.rrf_score:.4f} [{engines}]  parent {hit.parent_id}")
         snippet = hit.text if len(hit.text) <= 600 else hit.text[:600] + " …"
         print("   " + "\n   ".join(printable(line) for line in snippet.split("\n")))
@@ -45,7 +47,11 @@ def cmd_search(args, settings) -> int:
         filters["language"] = args.language
     trace = kb.retrieve(question, filters=filters, groups=args.groups)
     if not args.json and (trace.scope.document_ids or trace.scope.unknown_names):
-        print(printable(f"scope: {trace.scope.describe({d: kb.document(d).get('title') or d for d in kb.document_ids()})}\n"))
+        print(
+            printable(
+                f"scope: {trace.scope.describe({d: kb.document(d).get('title') or d for d in kb.document_ids()})}\n"
+            )
+        )
     _print_hits(kb.hits(trace, k=args.k), args.json)
     return 0
 
@@ -58,15 +64,17 @@ def cmd_demo(args, settings) -> int:
     args.paths, args.force = [str(SAMPLES_DIR)], False
     status = cmd_ingest(args, settings)
     for question in ("franchise inondation zone A", "préavis résiliation MX-200"):
-        print(f"\n=== rag-assets search \"{question}\"\n")
+        print(f'\n=== rag-assets search "{question}"\n')
         args.question, args.k, args.json = question, 3, False
         args.document_type = args.language = None
         args.groups = []
         cmd_search(args, settings)
     kb = KnowledgeBase.open(settings.store)
-    for question in ("Quelle est la franchise pour une inondation en zone A ?",
-                     "Quel est le préavis de résiliation du contrat MX-200 ?"):
-        print(f"\n=== rag-assets ask \"{question}\"\n")
+    for question in (
+        "Quelle est la franchise pour une inondation en zone A ?",
+        "Quel est le préavis de résiliation du contrat MX-200 ?",
+    ):
+        print(f'\n=== rag-assets ask "{question}"\n')
         answer = kb.ask(question)
         print(answer.render())
         if question.startswith("Quelle est la franchise"):

@@ -1,4 +1,5 @@
 """Dagster definitions: thin assets over the plain modules of rag_assets."""
+
 from dagster import Definitions
 
 from rag_assets.defs.evaluation.assets import corpus_resources, evaluation_assets, evaluation_jobs, evaluation_schedules

@@ -16,8 +16,10 @@ from sqlalchemy.engine import make_url
 from rag_assets.settings import Settings
 from rag_assets.store import file_lock
 
-HEADER = ("# Written by rag-assets from its settings (RAG_ASSETS_DAGSTER, RAG_ASSETS_POSTGRES_URL)\n"
-          "# each time it opens the instance; a dagster.yaml without this line is left as it is.\n")
+HEADER = (
+    "# Written by rag-assets from its settings (RAG_ASSETS_DAGSTER, RAG_ASSETS_POSTGRES_URL)\n"
+    "# each time it opens the instance; a dagster.yaml without this line is left as it is.\n"
+)
 # What rag-assets wrote before the header existed: also ours to rewrite.
 EARLIER = "telemetry:\n  enabled: false\n"
 
@@ -47,8 +49,9 @@ def write_instance_config(settings: Settings) -> Path:
     current = path.read_text() if path.exists() else None
     if current is not None and not current.startswith(HEADER) and current != EARLIER:
         if settings.dagster == "postgres":
-            raise ValueError(f"{path} was not written by rag-assets: set its storage to PostgreSQL "
-                             "yourself or remove the file")
+            raise ValueError(
+                f"{path} was not written by rag-assets: set its storage to PostgreSQL yourself or remove the file"
+            )
         return path
     if current != text:  # replaced whole: the UI or another process may be reading it
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".dagster.yaml.")  # mode 0600

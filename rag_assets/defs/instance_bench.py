@@ -66,6 +66,7 @@ def _graphql_ms(instance, repeats: int) -> float:
     # connection instead of opening one per operation
     instance.optimize_for_webserver(statement_timeout=15_000, pool_recycle=3600, max_overflow=20)
     with define_out_of_process_context(__file__, None, instance) as context:
+
         def query():
             result = execute_dagster_graphql(context, PARTITION_QUERY, {"key": {"path": ["bench_page"]}})
             return len(result.data["assetNodeOrError"]["partitionKeys"])
@@ -93,10 +94,13 @@ def bench(label: str, settings, partitions: int, materialized: int, repeats: int
         done_ms, done = _ms(lambda: instance.get_materialized_partitions(bench_page.key), repeats)
         assert len(listed) == partitions + 200 and len(done) == materialized
         graphql_ms = _graphql_ms(instance, repeats)
-    print(f"{label:10s} add {partitions} in one call {bulk_ms:8.0f} ms | add one {one_ms:6.1f} ms | "
-          f"list {len(listed)} {list_ms:6.1f} ms | has one {has_ms:5.2f} ms | "
-          f"record a materialization {event_ms:5.1f} ms | materialized partitions ({materialized}) "
-          f"{done_ms:6.1f} ms | UI GraphQL partition query {graphql_ms:7.0f} ms", flush=True)
+    print(
+        f"{label:10s} add {partitions} in one call {bulk_ms:8.0f} ms | add one {one_ms:6.1f} ms | "
+        f"list {len(listed)} {list_ms:6.1f} ms | has one {has_ms:5.2f} ms | "
+        f"record a materialization {event_ms:5.1f} ms | materialized partitions ({materialized}) "
+        f"{done_ms:6.1f} ms | UI GraphQL partition query {graphql_ms:7.0f} ms",
+        flush=True,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -107,14 +111,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--postgres-url", help="an empty PostgreSQL database to measure too")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="rag-assets-instance-bench-") as root:
-        base = load_settings().model_copy(update={"store": Path(root) / "knowledge", "dagster": "sqlite",
-                                                  "postgres_url": None})
-        bench("sqlite", base.model_copy(update={"dagster_home": Path(root) / "sqlite"}),
-              args.partitions, args.materialized, args.repeats)
+        base = load_settings().model_copy(
+            update={"store": Path(root) / "knowledge", "dagster": "sqlite", "postgres_url": None}
+        )
+        bench(
+            "sqlite",
+            base.model_copy(update={"dagster_home": Path(root) / "sqlite"}),
+            args.partitions,
+            args.materialized,
+            args.repeats,
+        )
         if args.postgres_url:
-            bench("postgres", base.model_copy(update={"dagster_home": Path(root) / "postgres", "dagster": "postgres",
-                                                      "postgres_url": args.postgres_url}),
-                  args.partitions, args.materialized, args.repeats)
+            bench(
+                "postgres",
+                base.model_copy(
+                    update={
+                        "dagster_home": Path(root) / "postgres",
+                        "dagster": "postgres",
+                        "postgres_url": args.postgres_url,
+                    }
+                ),
+                args.partitions,
+                args.materialized,
+                args.repeats,
+            )
     return 0
 
 

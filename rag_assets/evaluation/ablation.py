@@ -65,9 +65,20 @@ def tuned_fusion(name: str, settings: Settings) -> tuple[Fusion, str]:
     return Fusion.parse(settings.fusion), "the default, settings.fusion"
 
 
-def ablation(name: str, settings: Settings, split: str = "test", store: str = "", only: tuple[str, ...] = (),
-             candidates: int = 2 * DEPTH, resamples: int = m.RESAMPLES, seed: int = m.SEED, log=print,
-             write: bool = True, queries: int = 0, distractors: int = 0) -> dict:
+def ablation(
+    name: str,
+    settings: Settings,
+    split: str = "test",
+    store: str = "",
+    only: tuple[str, ...] = (),
+    candidates: int = 2 * DEPTH,
+    resamples: int = m.RESAMPLES,
+    seed: int = m.SEED,
+    log=print,
+    write: bool = True,
+    queries: int = 0,
+    distractors: int = 0,
+) -> dict:
     """``candidates``: children each engine returns; 2 × depth as `rag-assets eval` ranks, or
     the product's served depth (settings.candidates_per_engine) to see what `search` gives.
     ``queries``/``distractors``: a benchmark slice, as `rag-assets eval` builds it."""
@@ -76,16 +87,20 @@ def ablation(name: str, settings: Settings, split: str = "test", store: str = ""
     if store:
         settings = settings.model_copy(update={"store": Path(store).resolve()})
     tuned, tuned_on = tuned_fusion(name, settings)
-    chosen = {k: v for k, v in variants(tuned, default_config(settings)).items()
-              if not only or k in only or k == BASELINE}
+    chosen = {
+        k: v for k, v in variants(tuned, default_config(settings)).items() if not only or k in only or k == BASELINE
+    }
     prepared = None
     ranked: dict[str, dict[str, list[str]]] = {}
     configs: dict[str, dict] = {}
     for variant, switches in chosen.items():
         kb = KnowledgeBase.from_settings(settings, reranker=None, candidates=candidates, **switches)
         if prepared is None:
-            prepared = (benchmark_inputs(targets.load_target_benchmark(name, queries, distractors), kb, split=split)
-                        if targets.is_benchmark(name) else golden_inputs(targets.GOLDEN[name], kb, split=split))
+            prepared = (
+                benchmark_inputs(targets.load_target_benchmark(name, queries, distractors), kb, split=split)
+                if targets.is_benchmark(name)
+                else golden_inputs(targets.GOLDEN[name], kb, split=split)
+            )
             log(f"{name} {split or 'all'}: {len(prepared['qrels'])} judged questions")
         requests = [r for r in prepared["requests"] if r.qid in prepared["qrels"]]
         runs = run_engines(kb, requests, candidates=candidates, unit_of=prepared["unit_of"])
@@ -102,19 +117,32 @@ def ablation(name: str, settings: Settings, split: str = "test", store: str = ""
     for variant, per_metric in scores.scores.items():
         rows[variant] = {metric: m.interval(values, counts).to_dict() for metric, values in per_metric.items()}
         if variant != BASELINE:
-            rows[variant].update({f"{metric} - rrf": m.interval(values - scores.scores[BASELINE][metric], counts).to_dict()
-                                  for metric, values in per_metric.items()})
+            rows[variant].update(
+                {
+                    f"{metric} - rrf": m.interval(values - scores.scores[BASELINE][metric], counts).to_dict()
+                    for metric, values in per_metric.items()
+                }
+            )
     # does the hybrid beat the better engine alone? paired, on the same resamples
-    versus_engines = {variant: {f"{metric} - {engine}": m.interval(scores.scores[variant][metric]
-                                                                   - scores.scores[engine][metric], counts).to_dict()
-                                for engine in ENGINES for metric in METRICS}
-                      for variant in HYBRIDS if variant in scores.scores}
+    versus_engines = {
+        variant: {
+            f"{metric} - {engine}": m.interval(
+                scores.scores[variant][metric] - scores.scores[engine][metric], counts
+            ).to_dict()
+            for engine in ENGINES
+            for metric in METRICS
+        }
+        for variant in HYBRIDS
+        if variant in scores.scores
+    }
     questions = prepared["questions"]
     traps = {q: (questions[q].trap if q in questions else None) or "none" for q in scores.qids}
     by_trap = m.breakdown(scores, traps, resamples, seed, ("recall@5",))
     texts = {r.qid: r.text for r in requests}
-    by_expansion = {kind: m.breakdown(scores, labels, resamples, seed, ("recall@5",))
-                    for kind, labels in expansion_labels(kb, {q: texts[q] for q in scores.qids}, questions).items()}
+    by_expansion = {
+        kind: m.breakdown(scores, labels, resamples, seed, ("recall@5",))
+        for kind, labels in expansion_labels(kb, {q: texts[q] for q in scores.qids}, questions).items()
+    }
     result = {
         "target": targets.label_of(name, queries, distractors),
         "split": split or "all",
@@ -138,14 +166,17 @@ def ablation(name: str, settings: Settings, split: str = "test", store: str = ""
         served = "" if candidates == 2 * DEPTH else f"-c{candidates}"
         stem = PROJECT_ROOT / "evaluations" / "ablations" / f"{result['target']}-{split or 'all'}{served}"
         stem.parent.mkdir(parents=True, exist_ok=True)
-        stem.with_suffix(".json").write_text(json.dumps(m.json_safe(result), ensure_ascii=False, indent=1) + "\n",
-                                             encoding="utf-8")
+        stem.with_suffix(".json").write_text(
+            json.dumps(m.json_safe(result), ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
+        )
         stem.with_suffix(".md").write_text(result["markdown"] + "\n", encoding="utf-8")
         log(f"written to {stem.relative_to(PROJECT_ROOT)}.md and .json")
     return result
 
 
-def expansion_labels(kb: KnowledgeBase, texts: dict[str, str], questions: dict | None = None) -> dict[str, dict[str, str]]:
+def expansion_labels(
+    kb: KnowledgeBase, texts: dict[str, str], questions: dict | None = None
+) -> dict[str, dict[str, str]]:
     """qid -> "changed" / "unchanged" for each expansion: whether acronym resolution (the
     store's dictionary, which ``kb`` has built by retrieving) or the thesaurus adds anything
     to the question; only changed questions can move with the switch. For golden questions
@@ -153,12 +184,15 @@ def expansion_labels(kb: KnowledgeBase, texts: dict[str, str], questions: dict |
     thesaurus = load_thesaurus()
     labels = {
         "acronyms": {q: "changed" if kb.acronyms.resolve_traced(t)[1] else "unchanged" for q, t in texts.items()},
-        "thesaurus": {q: "changed" if thesaurus.expand(AnalyzedQuery.of(t)).words else "unchanged"
-                      for q, t in texts.items()},
+        "thesaurus": {
+            q: "changed" if thesaurus.expand(AnalyzedQuery.of(t)).words else "unchanged" for q, t in texts.items()
+        },
     }
     if questions:
-        labels["synonyms"] = {q: "synonym-linked" if q in questions and synonym_linked(t, questions[q], thesaurus)
-                              else "other" for q, t in texts.items()}
+        labels["synonyms"] = {
+            q: "synonym-linked" if q in questions and synonym_linked(t, questions[q], thesaurus) else "other"
+            for q, t in texts.items()
+        }
     return labels
 
 
@@ -168,16 +202,24 @@ def synonym_linked(text: str, question, thesaurus) -> bool:
     ("vétusté" → "abattement", "voiles" → "voilure")."""
     asked = set(AnalyzedQuery.of(text).terms)
     quoted = {t for item in question.evidence for t in AnalyzedQuery.of(item.quote, question.language).terms}
-    added = {t for word in thesaurus.expand(AnalyzedQuery.of(text)).words
-             for t in AnalyzedQuery.of(word, question.language).terms}
+    added = {
+        t
+        for word in thesaurus.expand(AnalyzedQuery.of(text)).words
+        for t in AnalyzedQuery.of(word, question.language).terms
+    }
     return len(asked & quoted) <= 1 and bool((added & quoted) - asked)
 
 
 def default_config(settings: Settings) -> dict:
     """The switches and fusion the settings give (the product's default)."""
-    return {"fusion": Fusion.parse(settings.fusion).spec(), "scope": settings.use_scope,
-            "thesaurus": settings.use_thesaurus, "acronyms": settings.use_acronyms, "prf": settings.use_prf,
-            "definitions": settings.use_definitions}
+    return {
+        "fusion": Fusion.parse(settings.fusion).spec(),
+        "scope": settings.use_scope,
+        "thesaurus": settings.use_thesaurus,
+        "acronyms": settings.use_acronyms,
+        "prf": settings.use_prf,
+        "definitions": settings.use_definitions,
+    }
 
 
 def _is_default(config: dict, default: dict) -> bool:
@@ -193,39 +235,71 @@ def _cell(cell: dict | None, signed: bool = False) -> str:
 
 
 def markdown(result: dict) -> str:
-    lines = [f"### {result['target']}, {result['split']} split ({result['questions']} judged questions, "
-             f"{result['candidates_per_engine']} children per engine)", "",
-             "| variant | recall@5 | nDCG@10 | MRR@10 | Δ recall@5 vs RRF | Δ nDCG@10 vs RRF | Δ MRR@10 vs RRF |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        f"### {result['target']}, {result['split']} split ({result['questions']} judged questions, "
+        f"{result['candidates_per_engine']} children per engine)",
+        "",
+        "| variant | recall@5 | nDCG@10 | MRR@10 | Δ recall@5 vs RRF | Δ nDCG@10 vs RRF | Δ MRR@10 vs RRF |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for variant, row in result["rows"].items():
         default = _is_default(result["configs"].get(variant, {}), result.get("default"))
         name = f"**{variant}{'' if variant == 'default' else ' (default)'}**" if default else variant
-        lines.append(f"| {name} | " + " | ".join(_cell(row.get(metric)) for metric in METRICS) + " | "
-                     + " | ".join(_cell(row.get(f"{metric} - rrf"), signed=True) for metric in METRICS) + " |")
-    lines += ["", f"Mean [95 % bootstrap CI, {result['bootstrap']['resamples']} resamples, seed "
-                  f"{result['bootstrap']['seed']}]; * = the paired difference's CI excludes 0. "
-                  f"rrf = plain RRF (k = 60, equal weights), no scope, thesaurus, acronyms, glossary lead or PRF; bm25 and dense are "
-                  f"its two engines; tuned fusion = `{result['tuned_fusion']}` "
-                  f"({result.get('tuned_on', 'dev split')})."]
+        lines.append(
+            f"| {name} | "
+            + " | ".join(_cell(row.get(metric)) for metric in METRICS)
+            + " | "
+            + " | ".join(_cell(row.get(f"{metric} - rrf"), signed=True) for metric in METRICS)
+            + " |"
+        )
+    lines += [
+        "",
+        f"Mean [95 % bootstrap CI, {result['bootstrap']['resamples']} resamples, seed "
+        f"{result['bootstrap']['seed']}]; * = the paired difference's CI excludes 0. "
+        f"rrf = plain RRF (k = 60, equal weights), no scope, thesaurus, acronyms, glossary lead or PRF; bm25 and dense are "
+        f"its two engines; tuned fusion = `{result['tuned_fusion']}` "
+        f"({result.get('tuned_on', 'dev split')}).",
+    ]
     versus = result.get("versus_engines") or {}
     if versus:
-        lines += ["", "Hybrid against each engine alone (paired differences, same resamples):", "",
-                  "| variant | " + " | ".join(f"Δ {_LABELS[metric]} vs {engine}" for metric in ("ndcg@10", "recall@5")
-                                              for engine in ENGINES) + " |",
-                  "|---|" + "---|" * 2 * len(ENGINES)]
+        lines += [
+            "",
+            "Hybrid against each engine alone (paired differences, same resamples):",
+            "",
+            "| variant | "
+            + " | ".join(f"Δ {_LABELS[metric]} vs {engine}" for metric in ("ndcg@10", "recall@5") for engine in ENGINES)
+            + " |",
+            "|---|" + "---|" * 2 * len(ENGINES),
+        ]
         for variant, cells in versus.items():
-            lines.append(f"| {variant} | " + " | ".join(_cell(cells[f"{metric} - {engine}"], signed=True)
-                                                       for metric in ("ndcg@10", "recall@5") for engine in ENGINES) + " |")
+            lines.append(
+                f"| {variant} | "
+                + " | ".join(
+                    _cell(cells[f"{metric} - {engine}"], signed=True)
+                    for metric in ("ndcg@10", "recall@5")
+                    for engine in ENGINES
+                )
+                + " |"
+            )
     traps = result.get("by_trap") or {}
     if len(traps) > 1:
         lines += ["", "recall@5 by trap kind:", "", *_breakdown_table(result, traps)]
     for kind, groups in (result.get("by_expansion") or {}).items():
         if "changed" in groups:
-            lines += ["", f"recall@5 where {kind} {'resolution ' if kind == 'acronyms' else ''}changes the question "
-                          "or not:", "", *_breakdown_table(result, groups)]
+            lines += [
+                "",
+                f"recall@5 where {kind} {'resolution ' if kind == 'acronyms' else ''}changes the question or not:",
+                "",
+                *_breakdown_table(result, groups),
+            ]
         elif "synonym-linked" in groups:
-            lines += ["", "recall@5 of the questions linked to their evidence through the thesaurus only "
-                          "(≤ 1 shared stem, the added labels share more):", "", *_breakdown_table(result, groups)]
+            lines += [
+                "",
+                "recall@5 of the questions linked to their evidence through the thesaurus only "
+                "(≤ 1 shared stem, the added labels share more):",
+                "",
+                *_breakdown_table(result, groups),
+            ]
     return "\n".join(lines)
 
 
@@ -233,9 +307,14 @@ _LABELS = {"ndcg@10": "nDCG@10", "recall@5": "recall@5", "mrr@10": "MRR@10"}
 
 
 def _breakdown_table(result: dict, groups: dict) -> list[str]:
-    lines = ["| variant | " + " | ".join(f"{g} (n={_n(groups[g])})" for g in groups) + " |", "|---|" + "---|" * len(groups)]
+    lines = [
+        "| variant | " + " | ".join(f"{g} (n={_n(groups[g])})" for g in groups) + " |",
+        "|---|" + "---|" * len(groups),
+    ]
     for variant in result["rows"]:
-        lines.append(f"| {variant} | " + " | ".join(f"{groups[g][variant]['recall@5']['mean']:.3f}" for g in groups) + " |")
+        lines.append(
+            f"| {variant} | " + " | ".join(f"{groups[g][variant]['recall@5']['mean']:.3f}" for g in groups) + " |"
+        )
     return lines
 
 

@@ -64,15 +64,56 @@ ANSWERERS = ("configured", "extractive", "gguf")
 SUBSETS: dict[str, dict[str, tuple[str, ...]]] = {
     "golden-insurance": {
         "local-nightly": (
-            "gi001", "gi002", "gi004", "gi005", "gi010", "gi014", "gi020", "gi024", "gi031", "gi036", "gi045",
-            "gi050", "gi058", "gi064", "gi076", "gi090",
+            "gi001",
+            "gi002",
+            "gi004",
+            "gi005",
+            "gi010",
+            "gi014",
+            "gi020",
+            "gi024",
+            "gi031",
+            "gi036",
+            "gi045",
+            "gi050",
+            "gi058",
+            "gi064",
+            "gi076",
+            "gi090",
             # traps: false numbers, near-miss terms, out of corpus
-            "gi008", "gi029", "gi042", "gi025", "gi061", "gi100", "gi102", "gi104",
+            "gi008",
+            "gi029",
+            "gi042",
+            "gi025",
+            "gi061",
+            "gi100",
+            "gi102",
+            "gi104",
         ),
     },
     "golden-sample": {
-        "local-nightly": ("s01", "s02", "s06", "s13", "s19", "s21", "s23", "s35", "s36", "s39", "s45",
-                          "t01", "t02", "t03", "t04", "t05", "t06", "t07", "t08", "s15"),
+        "local-nightly": (
+            "s01",
+            "s02",
+            "s06",
+            "s13",
+            "s19",
+            "s21",
+            "s23",
+            "s35",
+            "s36",
+            "s39",
+            "s45",
+            "t01",
+            "t02",
+            "t03",
+            "t04",
+            "t05",
+            "t06",
+            "t07",
+            "t08",
+            "s15",
+        ),
     },
 }
 PREMISE_TRAPS = ("false-number", "near-miss-term")
@@ -135,6 +176,7 @@ def has_answers(name: str) -> bool:
 
 # ------------------------------------------------------------------------- selection
 
+
 def select(questions: list[Question], name: str, subset: str = "", split: str = "") -> list[Question]:
     if subset:
         named = SUBSETS.get(name, {}).get(subset)
@@ -163,7 +205,7 @@ def answer_head(answer: str) -> str:
     par personne")."""
     text = (answer or "").strip()
     match = _HEAD_END.search(text)
-    return (text[:match.start()] if match else text).strip(" .,:")
+    return (text[: match.start()] if match else text).strip(" .,:")
 
 
 @dataclass
@@ -182,14 +224,23 @@ def expected_of(question: Question) -> Expected:
     head = answer_head(answer)
     body = _POLARITY.sub("", head)
     in_question = figures(question.question)
-    own = lambda fs: [f for f in fs if not (question.trap == "false-number" and  # noqa: E731
-                                            any(same_figure(f, g) for g in in_question))]
+    own = lambda fs: [
+        f
+        for f in fs
+        if not (
+            question.trap == "false-number"  # noqa: E731
+            and any(same_figure(f, g) for g in in_question)
+        )
+    ]
     head_figures = own(figures(body))
     all_figures = own(figures(re.sub(r"\([^)]*\)", " ", answer)))
     if question.trap == "false-number" and not head_figures:  # "Non : 380 € …, mais 1520 €": the right one
         head_figures = all_figures[:1]
-    terms = [] if head_figures else [t for t in content_terms(body, question.language or "fr")
-                                     if t not in _UNSCORED_TERMS and not t.isdigit()]
+    terms = (
+        []
+        if head_figures
+        else [t for t in content_terms(body, question.language or "fr") if t not in _UNSCORED_TERMS and not t.isdigit()]
+    )
     return Expected(head_figures, all_figures, terms)
 
 
@@ -209,22 +260,30 @@ def term_share(terms: list[str], text: str, language: str = "fr") -> float:
 
 JUDGE_SCHEMA = {
     "type": "object",
-    "properties": {"verdict": {"type": "string", "enum": ["correct", "partial", "incorrect"]},
-                   "reason": {"type": "string"}},
+    "properties": {
+        "verdict": {"type": "string", "enum": ["correct", "partial", "incorrect"]},
+        "reason": {"type": "string"},
+    },
     "required": ["verdict", "reason"],
     "additionalProperties": False,
 }
-JUDGE_PROMPT = ("Tu évalues la réponse d'un assistant documentaire d'assurance. Compare-la à la réponse attendue : "
-                "\"correct\" si elle donne l'essentiel de la réponse attendue (mêmes valeurs, même sens), \"partial\" "
-                "si elle n'en donne qu'une partie, \"incorrect\" si elle la contredit, l'omet ou refuse de répondre "
-                "alors qu'une réponse était attendue. Une réponse attendue qui est un refus est correcte quand "
-                "l'assistant dit ne rien avoir trouvé. Réponds en JSON.")
+JUDGE_PROMPT = (
+    "Tu évalues la réponse d'un assistant documentaire d'assurance. Compare-la à la réponse attendue : "
+    '"correct" si elle donne l\'essentiel de la réponse attendue (mêmes valeurs, même sens), "partial" '
+    "si elle n'en donne qu'une partie, \"incorrect\" si elle la contredit, l'omet ou refuse de répondre "
+    "alors qu'une réponse était attendue. Une réponse attendue qui est un refus est correcte quand "
+    "l'assistant dit ne rien avoir trouvé. Réponds en JSON."
+)
 
 
 def judge(llm, question: str, expected: str, answer_text: str) -> dict:
     user = f"Question : {question}\n\nRéponse attendue : {expected}\n\nRéponse de l'assistant :\n{answer_text or '(aucune réponse : aucune source trouvée)'}"
-    result = llm.complete([{"role": "system", "content": JUDGE_PROMPT}, {"role": "user", "content": user}],
-                          "judge", JUDGE_SCHEMA, max_tokens=200)
+    result = llm.complete(
+        [{"role": "system", "content": JUDGE_PROMPT}, {"role": "user", "content": user}],
+        "judge",
+        JUDGE_SCHEMA,
+        max_tokens=200,
+    )
     data = result.data if isinstance(result.data, dict) else {}
     verdict = data.get("verdict") if data.get("verdict") in ("correct", "partial", "incorrect") else None
     return {"verdict": verdict, "reason": str(data.get("reason") or "")[:500], "model": result.model}
@@ -232,16 +291,20 @@ def judge(llm, question: str, expected: str, answer_text: str) -> dict:
 
 # --------------------------------------------------------------------------- scoring
 
+
 def _documents(kb) -> dict[str, tuple[str, str]]:
-    return {d: (kb.document(d).get("original_path", ""), kb.document(d).get("file_name", "")) for d in kb.document_ids()}
+    return {
+        d: (kb.document(d).get("original_path", ""), kb.document(d).get("file_name", "")) for d in kb.document_ids()
+    }
 
 
 def _holds(entry, evidence, documents) -> bool:
     path, name = documents.get(entry.document_id, ("", ""))
     if not document_matches(evidence.document, path, name):
         return False
-    unit = TextUnit(entry.source_id, entry.document_id, "\n".join([*entry.heading_path[-1:], entry.caption or "",
-                                                                   entry.text]))
+    unit = TextUnit(
+        entry.source_id, entry.document_id, "\n".join([*entry.heading_path[-1:], entry.caption or "", entry.text])
+    )
     return quote_matches(evidence.quote, unit)
 
 
@@ -282,14 +345,27 @@ def score_answer(question: Question, answer, kb, documents: dict, judged: dict |
         holding = [s.source_id for s in cited if any(_holds(s, e, documents) for e in question.evidence)]
         covered = [e for e in question.evidence if any(_holds(s, e, documents) for s in cited)]
         sections = {s.parent_id for s in cited}
-        parents_hold = any(_holds(s, e, documents) for s in answer.sources if s.kind == "section"
-                           and s.parent_id in sections for e in question.evidence)
-        row.update(citation_correct=bool(holding), citations_holding=holding,
-                   citation_precision=len(holding) / len(cited) if cited else 0.0,
-                   evidence_covered=len(covered) / len(question.evidence), cited_parent_holds_evidence=parents_hold)
+        parents_hold = any(
+            _holds(s, e, documents)
+            for s in answer.sources
+            if s.kind == "section" and s.parent_id in sections
+            for e in question.evidence
+        )
+        row.update(
+            citation_correct=bool(holding),
+            citations_holding=holding,
+            citation_precision=len(holding) / len(cited) if cited else 0.0,
+            evidence_covered=len(covered) / len(question.evidence),
+            cited_parent_holds_evidence=parents_hold,
+        )
     else:
-        row.update(citation_correct=None, citations_holding=[], citation_precision=None, evidence_covered=None,
-                   cited_parent_holds_evidence=None)
+        row.update(
+            citation_correct=None,
+            citations_holding=[],
+            citation_precision=None,
+            evidence_covered=None,
+            cited_parent_holds_evidence=None,
+        )
     # answer correctness, on what the reader sees: the premises said first, then the paragraphs
     text = "\n\n".join([p.get("message", "") for p in getattr(answer, "premises", []) or []] + [answer.text])
     found = figures_found(expected.figures, text)
@@ -305,14 +381,22 @@ def score_answer(question: Question, answer, kb, documents: dict, judged: dict |
         correct = all(found)
     else:
         correct = bool(share >= 0.5)
-    row.update(expected_figures=[f.describe() for f in expected.figures],
-               expected_found=[f.describe() for f, ok in zip(expected.figures, found) if ok],
-               figure_recall=(sum(found_all) / len(found_all)) if found_all else None,
-               expected_terms=expected.terms, term_share=None if np.isnan(share) else share,
-               answer_correct=correct, answer_scored_by="figures" if expected.figures else
-               ("terms" if expected.terms else None))
-    row.update({"judge_verdict": (judged or {}).get("verdict"), "judge_reason": (judged or {}).get("reason"),
-                "judge_model": (judged or {}).get("model")})
+    row.update(
+        expected_figures=[f.describe() for f in expected.figures],
+        expected_found=[f.describe() for f, ok in zip(expected.figures, found) if ok],
+        figure_recall=(sum(found_all) / len(found_all)) if found_all else None,
+        expected_terms=expected.terms,
+        term_share=None if np.isnan(share) else share,
+        answer_correct=correct,
+        answer_scored_by="figures" if expected.figures else ("terms" if expected.terms else None),
+    )
+    row.update(
+        {
+            "judge_verdict": (judged or {}).get("verdict"),
+            "judge_reason": (judged or {}).get("reason"),
+            "judge_model": (judged or {}).get("model"),
+        }
+    )
     # support and numbers of what is shown
     verdicts = [p.verdict for p in shown]
     unsupported: list[str] = []
@@ -321,39 +405,65 @@ def score_answer(question: Question, answer, kb, documents: dict, judged: dict |
         missing, _ = check_numbers(paragraph.text, [s.evidence for s in sources if s is not None])
         unsupported += missing
     withheld = list(getattr(answer, "withheld", []) or [])
-    row.update(verdicts=verdicts, supported_share=(verdicts.count("supported") / len(verdicts)) if verdicts else None,
-               unsupported_numbers=unsupported, n_unsupported_numbers=len(unsupported),
-               withheld=[w.get("text", "") for w in withheld], n_withheld=len(withheld),
-               withheld_reasons=[w.get("reason", "") for w in withheld])
+    row.update(
+        verdicts=verdicts,
+        supported_share=(verdicts.count("supported") / len(verdicts)) if verdicts else None,
+        unsupported_numbers=unsupported,
+        n_unsupported_numbers=len(unsupported),
+        withheld=[w.get("text", "") for w in withheld],
+        n_withheld=len(withheld),
+        withheld_reasons=[w.get("reason", "") for w in withheld],
+    )
     # premises
     premises = list(getattr(answer, "premises", []) or [])
     flagged = bool(premises)
     row.update(premise_flagged=flagged, premises=[p.get("message", "") for p in premises])
     if question.trap in PREMISE_TRAPS:
         right = all(found) if expected.figures else None
-        row["false_premise_corrected"] = (flagged and bool(right)) if question.trap == "false-number" and \
-            expected.figures else None
+        row["false_premise_corrected"] = (
+            (flagged and bool(right)) if question.trap == "false-number" and expected.figures else None
+        )
     else:
         row["false_premise_corrected"] = None
     highlighted = checked_paragraphs(answer)
     row.update(evidence_checks=highlighted, evidence_ok=[bool(h["ok"]) for h in highlighted])
     usage = answer.usage or {}
-    row.update(latency_s=float(answer.latency_s), prompt_tokens=usage.get("prompt_tokens"),
-               completion_tokens=usage.get("completion_tokens"), total_tokens=usage.get("total_tokens"),
-               llm_calls=usage.get("calls", 0), endpoint=answer.endpoint, error=None)
+    row.update(
+        latency_s=float(answer.latency_s),
+        prompt_tokens=usage.get("prompt_tokens"),
+        completion_tokens=usage.get("completion_tokens"),
+        total_tokens=usage.get("total_tokens"),
+        llm_calls=usage.get("calls", 0),
+        endpoint=answer.endpoint,
+        error=None,
+    )
     return row
 
 
 def error_row(question: Question, exc: Exception, seconds: float) -> dict:
-    return {"qid": question.id, "split": split_of(question.id), "question": question.question,
-            "question_type": question.question_type, "content_type": question.content_type, "trap": question.trap,
-            "expected_answer": question.answer, "answerable": question.trap != "out-of-corpus", "refused": True,
-            "answer_text": "", "latency_s": seconds, "error": f"{type(exc).__name__}: {exc}",
-            "citation_correct": None, "answer_correct": False if question.trap != "out-of-corpus" else None,
-            "premise_flagged": False, "n_unsupported_numbers": 0, "n_withheld": 0}
+    return {
+        "qid": question.id,
+        "split": split_of(question.id),
+        "question": question.question,
+        "question_type": question.question_type,
+        "content_type": question.content_type,
+        "trap": question.trap,
+        "expected_answer": question.answer,
+        "answerable": question.trap != "out-of-corpus",
+        "refused": True,
+        "answer_text": "",
+        "latency_s": seconds,
+        "error": f"{type(exc).__name__}: {exc}",
+        "citation_correct": None,
+        "answer_correct": False if question.trap != "out-of-corpus" else None,
+        "premise_flagged": False,
+        "n_unsupported_numbers": 0,
+        "n_withheld": 0,
+    }
 
 
 # --------------------------------------------------------------------------- summary
+
 
 def _values(rows: list[dict], key: str, where: Callable[[dict], bool] = lambda r: True) -> np.ndarray:
     picked = [r.get(key) for r in rows if where(r) and r.get(key) is not None]
@@ -374,8 +484,13 @@ def median_interval(values: np.ndarray, resamples: int = m.RESAMPLES, seed: int 
     medians = np.array([np.median(np.repeat(values, row)) for row in counts])
     alpha = (1 - m.CONFIDENCE) / 2
     low, high = np.quantile(medians, [alpha, 1 - alpha])
-    return {"mean": float(np.median(values)), "ci_low": float(low), "ci_high": float(high), "n": n,
-            "statistic": "median"}
+    return {
+        "mean": float(np.median(values)),
+        "ci_low": float(low),
+        "ci_high": float(high),
+        "n": n,
+        "statistic": "median",
+    }
 
 
 def summarize_rows(rows: list[dict], resamples: int = m.RESAMPLES, seed: int = m.SEED) -> dict:
@@ -383,36 +498,45 @@ def summarize_rows(rows: list[dict], resamples: int = m.RESAMPLES, seed: int = m
     out: dict = {}
     out["refused_answerable"] = _mean(_values(rows, "refused", lambda r: bool(r.get("answerable"))), resamples, seed)
     out["citation_correct"] = _mean(_values(rows, "citation_correct", answered), resamples, seed)
-    out["citation_correct_all"] = _mean(np.asarray(
-        [float(bool(r.get("citation_correct"))) for r in rows if r.get("answerable")], dtype=np.float64),
-        resamples, seed)
+    out["citation_correct_all"] = _mean(
+        np.asarray([float(bool(r.get("citation_correct"))) for r in rows if r.get("answerable")], dtype=np.float64),
+        resamples,
+        seed,
+    )
     out["answer_correct"] = _mean(_values(rows, "answer_correct", lambda r: bool(r.get("answerable"))), resamples, seed)
     out["answer_correct_answered"] = _mean(_values(rows, "answer_correct", answered), resamples, seed)
     out["figure_recall"] = _mean(_values(rows, "figure_recall", answered), resamples, seed)
     out["unsupported_numbers"] = _mean(_values(rows, "n_unsupported_numbers", answered), resamples, seed)
-    out["questions_with_unsupported_numbers"] = _mean(np.asarray(
-        [float((r.get("n_unsupported_numbers") or 0) > 0) for r in rows if answered(r)]), resamples, seed)
+    out["questions_with_unsupported_numbers"] = _mean(
+        np.asarray([float((r.get("n_unsupported_numbers") or 0) > 0) for r in rows if answered(r)]), resamples, seed
+    )
     out["withheld_paragraphs"] = _mean(_values(rows, "n_withheld", answered), resamples, seed)
-    out["out_of_corpus_refused"] = _mean(_values(rows, "refused", lambda r: r.get("trap") == "out-of-corpus"),
-                                         resamples, seed)
-    out["false_premise_flagged"] = _mean(_values(rows, "premise_flagged", lambda r: r.get("trap") in PREMISE_TRAPS),
-                                         resamples, seed)
+    out["out_of_corpus_refused"] = _mean(
+        _values(rows, "refused", lambda r: r.get("trap") == "out-of-corpus"), resamples, seed
+    )
+    out["false_premise_flagged"] = _mean(
+        _values(rows, "premise_flagged", lambda r: r.get("trap") in PREMISE_TRAPS), resamples, seed
+    )
     for trap in PREMISE_TRAPS:
         out[f"false_premise_flagged:{trap}"] = _mean(
-            _values(rows, "premise_flagged", lambda r, t=trap: r.get("trap") == t), resamples, seed)
+            _values(rows, "premise_flagged", lambda r, t=trap: r.get("trap") == t), resamples, seed
+        )
     out["false_premise_corrected"] = _mean(_values(rows, "false_premise_corrected"), resamples, seed)
-    out["premise_false_alarms"] = _mean(_values(rows, "premise_flagged", lambda r: not r.get("trap")),
-                                        resamples, seed)
+    out["premise_false_alarms"] = _mean(_values(rows, "premise_flagged", lambda r: not r.get("trap")), resamples, seed)
     out["supported_share"] = _mean(_values(rows, "supported_share", answered), resamples, seed)
     # per cited PDF passage, pooled over the questions
-    out["evidence_highlighted"] = _mean(np.asarray([float(ok) for r in rows for ok in r.get("evidence_ok") or []],
-                                                   dtype=np.float64), resamples, seed)
+    out["evidence_highlighted"] = _mean(
+        np.asarray([float(ok) for r in rows for ok in r.get("evidence_ok") or []], dtype=np.float64), resamples, seed
+    )
     out["latency_s"] = median_interval(_values(rows, "latency_s"), resamples, seed)
     out["latency_mean_s"] = _mean(_values(rows, "latency_s"), resamples, seed)
     out["total_tokens"] = _mean(_values(rows, "total_tokens"), resamples, seed)
     if any(r.get("judge_verdict") for r in rows):
-        out["judge_correct"] = _mean(np.asarray([float(r["judge_verdict"] == "correct") for r in rows
-                                                 if r.get("judge_verdict")]), resamples, seed)
+        out["judge_correct"] = _mean(
+            np.asarray([float(r["judge_verdict"] == "correct") for r in rows if r.get("judge_verdict")]),
+            resamples,
+            seed,
+        )
     return out
 
 
@@ -443,17 +567,23 @@ def breakdowns(rows: list[dict], resamples: int, seed: int) -> dict:
         groups: dict[str, list[dict]] = {}
         for row in rows:
             groups.setdefault(str(row.get(key) or "none"), []).append(row)
-        result[key] = {label: {
-            "n": len(group),
-            "refused": _mean(_values(group, "refused"), resamples, seed),
-            "citation_correct": _mean(_values(group, "citation_correct", lambda r: not r.get("refused")), resamples, seed),
-            "answer_correct": _mean(_values(group, "answer_correct"), resamples, seed),
-            "premise_flagged": _mean(_values(group, "premise_flagged"), resamples, seed),
-        } for label, group in sorted(groups.items())}
+        result[key] = {
+            label: {
+                "n": len(group),
+                "refused": _mean(_values(group, "refused"), resamples, seed),
+                "citation_correct": _mean(
+                    _values(group, "citation_correct", lambda r: not r.get("refused")), resamples, seed
+                ),
+                "answer_correct": _mean(_values(group, "answer_correct"), resamples, seed),
+                "premise_flagged": _mean(_values(group, "premise_flagged"), resamples, seed),
+            }
+            for label, group in sorted(groups.items())
+        }
     return result
 
 
 # ------------------------------------------------------------------------ answerers
+
 
 class _Answerer:
     """What answers: (endpoints, offline, description); a local GGUF is served for the run."""
@@ -506,15 +636,29 @@ def _judge_client(options: AnswerEvalOptions):
         return None
     from rag_assets.answering.generation import Endpoint, LLMClient
 
-    return LLMClient([Endpoint(base_url=options.judge_base_url, model=options.judge_model or "default",
-                               api_key=os.environ.get("RAG_ASSETS_EVAL_JUDGE_API_KEY"), name="judge")])
+    return LLMClient(
+        [
+            Endpoint(
+                base_url=options.judge_base_url,
+                model=options.judge_model or "default",
+                api_key=os.environ.get("RAG_ASSETS_EVAL_JUDGE_API_KEY"),
+                name="judge",
+            )
+        ]
+    )
 
 
 # ------------------------------------------------------------------------------ run
 
-def evaluate_answers(name: str, settings: Settings, options: AnswerEvalOptions | None = None,
-                     log: Callable[[str], None] = print, failed_documents: dict[str, dict] | None = None,
-                     latest_materialization=None) -> AnswerEvalResult:
+
+def evaluate_answers(
+    name: str,
+    settings: Settings,
+    options: AnswerEvalOptions | None = None,
+    log: Callable[[str], None] = print,
+    failed_documents: dict[str, dict] | None = None,
+    latest_materialization=None,
+) -> AnswerEvalResult:
     """Ask every selected question of golden set `name` through `ask` on the store
     `options.store` (else `settings.store`), score the answers and write the run."""
     from rag_assets.answering.ask import AskOptions, ask
@@ -525,8 +669,7 @@ def evaluate_answers(name: str, settings: Settings, options: AnswerEvalOptions |
     if options.resamples < 1000:
         raise AnswerEvaluationError(f"bootstrap needs at least 1,000 resamples (got {options.resamples})")
     if name not in targets.GOLDEN:
-        raise AnswerEvaluationError(f"{name}: answers are evaluated on golden sets only "
-                                    f"({', '.join(targets.GOLDEN)})")
+        raise AnswerEvaluationError(f"{name}: answers are evaluated on golden sets only ({', '.join(targets.GOLDEN)})")
     if not has_answers(name):
         raise AnswerEvaluationError(f"{name}: no question carries an expected answer")
     if options.store:
@@ -540,9 +683,13 @@ def evaluate_answers(name: str, settings: Settings, options: AnswerEvalOptions |
     documents = _documents(kb)
     failed = dict(sorted((failed_documents or {}).items()))
     if not documents:  # every answer would be a refusal: a run that measures nothing
-        raise AnswerEvaluationError(f"{name}: no document of {settings.store} is published: " + (
-            "; ".join(f"{Path(f.get('file') or d).name}: {f.get('reason')}" for d, f in failed.items())
-            or f"build it first (rag-assets eval {name})"))
+        raise AnswerEvaluationError(
+            f"{name}: no document of {settings.store} is published: "
+            + (
+                "; ".join(f"{Path(f.get('file') or d).name}: {f.get('reason')}" for d, f in failed.items())
+                or f"build it first (rag-assets eval {name})"
+            )
+        )
     judge_llm = _judge_client(options)
     rows: list[dict] = []
     shown: list[tuple[str, object]] = []  # (question id, answer) whose evidence pages the run keeps
@@ -551,9 +698,15 @@ def evaluate_answers(name: str, settings: Settings, options: AnswerEvalOptions |
         for number, question in enumerate(questions, start=1):
             asked = time.perf_counter()
             try:
-                answer = ask(kb, question.question, user_groups=list(question.groups) or None,
-                             endpoints=answerer.endpoints, offline=answerer.offline,
-                             options=AskOptions(log=False, memory=False), settings=settings)
+                answer = ask(
+                    kb,
+                    question.question,
+                    user_groups=list(question.groups) or None,
+                    endpoints=answerer.endpoints,
+                    offline=answerer.offline,
+                    options=AskOptions(log=False, memory=False),
+                    settings=settings,
+                )
             except Exception as exc:  # one failure is a row, not the end of the run
                 rows.append(error_row(question, exc, time.perf_counter() - asked))
                 log(f"[{number}/{len(questions)}] {question.id} error: {exc}")
@@ -568,28 +721,47 @@ def evaluate_answers(name: str, settings: Settings, options: AnswerEvalOptions |
             rows.append(row)
             if row["evidence_ok"] and len(shown) < EVIDENCE_SAMPLE:
                 shown.append((question.id, answer))
-            log(f"[{number}/{len(questions)}] {question.id} {'refused' if row['refused'] else 'answered'}"
+            log(
+                f"[{number}/{len(questions)}] {question.id} {'refused' if row['refused'] else 'answered'}"
                 f" citation={_flag(row.get('citation_correct'))} answer={_flag(row.get('answer_correct'))}"
                 f" premise={_flag(row.get('premise_flagged'))} unsupported={row.get('n_unsupported_numbers')}"
-                f" withheld={row.get('n_withheld')} {row['latency_s']:.1f} s")
+                f" withheld={row.get('n_withheld')} {row['latency_s']:.1f} s"
+            )
         kind, description = answerer.kind, answerer.description
-        local = {"gguf": str(answerer.local.gguf_path), "load_seconds": answerer.local.load_seconds} \
-            if answerer.local is not None else None
+        local = (
+            {"gguf": str(answerer.local.gguf_path), "load_seconds": answerer.local.load_seconds}
+            if answerer.local is not None
+            else None
+        )
 
-    label = name if not options.subset else f"{name}[{options.subset if options.subset in SUBSETS.get(name, {}) else 'subset'}]"
+    label = (
+        name
+        if not options.subset
+        else f"{name}[{options.subset if options.subset in SUBSETS.get(name, {}) else 'subset'}]"
+    )
     summary = {
         **reporting.run_header(name, label, "answers", options.run_id, f"{name}-answers-{kind}", options.runs_dir),
         "seconds": round(time.perf_counter() - started, 1),
-        "answerer": {"kind": kind, "description": description, "local": local,
-                     "judge": {"base_url": options.judge_base_url, "model": options.judge_model}
-                     if options.judge_base_url else None},
+        "answerer": {
+            "kind": kind,
+            "description": description,
+            "local": local,
+            "judge": {"base_url": options.judge_base_url, "model": options.judge_model}
+            if options.judge_base_url
+            else None,
+        },
         "options": dataclasses.asdict(options),
         "versions": {
             "code": provenance.code_version(),
             "index": provenance.index_stamps(kb, latest_materialization),
-            "dataset": {"questions_file": target.questions, "questions_sha256": sha256_file(target.questions_path),
-                        "subset": options.subset, "split": options.split, "question_ids": [q.id for q in questions],
-                        "documents": len(kb.document_ids())},
+            "dataset": {
+                "questions_file": target.questions,
+                "questions_sha256": sha256_file(target.questions_path),
+                "subset": options.subset,
+                "split": options.split,
+                "question_ids": [q.id for q in questions],
+                "documents": len(kb.document_ids()),
+            },
             "store": str(settings.store),
             "embedder": settings.embedder,
         },
@@ -601,8 +773,12 @@ def evaluate_answers(name: str, settings: Settings, options: AnswerEvalOptions |
     from rag_assets.evaluation import answer_reporting
 
     run_dir = Path(summary["run_dir"])
-    pages = [item["path"] for qid, answer in shown
-             for item in answer.evidence_images(run_dir / answer_reporting.EVIDENCE_DIR, prefix=qid) if item["path"]]
+    pages = [
+        item["path"]
+        for qid, answer in shown
+        for item in answer.evidence_images(run_dir / answer_reporting.EVIDENCE_DIR, prefix=qid)
+        if item["path"]
+    ]
     answer_reporting.write_run(run_dir, summary, rows, [str(Path(p).relative_to(run_dir)) for p in pages])
     plots = {key: run_dir / file for key, file in summary["files"]["plots"].items()}
     return AnswerEvalResult(summary, run_dir, answer_reporting.markdown_table(summary), rows, plots)

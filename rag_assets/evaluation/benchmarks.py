@@ -47,16 +47,29 @@ BENCHMARKS: dict[str, BenchmarkSpec] = {
     spec.name: spec
     for spec in (
         BenchmarkSpec(
-            "scifact", "../shared/benchmarks/scifact", "queries.test.jsonl", "qrels.test.tsv", "en",
+            "scifact",
+            "../shared/benchmarks/scifact",
+            "queries.test.jsonl",
+            "qrels.test.tsv",
+            "en",
             {"bm25_reference": {"ndcg@10": 0.679}},
             "BEIR SciFact test: 5,183 abstracts, 300 claims, 339 judgments",
         ),
         BenchmarkSpec(
-            "piaf-dev", "../shared/benchmarks/piaf-dev", "queries.jsonl", "qrels.tsv", "fr", {},
+            "piaf-dev",
+            "../shared/benchmarks/piaf-dev",
+            "queries.jsonl",
+            "qrels.tsv",
+            "fr",
+            {},
             "PIAF dev (French Wikipedia): 761 paragraphs, 1,862 questions, one relevant paragraph each",
         ),
         BenchmarkSpec(
-            "cacm", "../shared/benchmarks/cacm", "queries.jsonl", "qrels.cacm.txt", "en",
+            "cacm",
+            "../shared/benchmarks/cacm",
+            "queries.jsonl",
+            "qrels.cacm.txt",
+            "en",
             {"bm25_reference": {"map": 0.3123, "precision@30": 0.1942}},
             "CACM: 3,204 abstracts, 64 topics (52 judged)",
         ),
@@ -128,8 +141,10 @@ def load_benchmark(name: str, root: Path | None = None) -> Benchmark:
     if root:
         spec = BenchmarkSpec(**{**spec.__dict__, "folder": str(path)})
     if not spec.available():
-        raise FileNotFoundError(f"benchmark {name} not found at {spec.path} (expected corpus.jsonl, "
-                                f"{spec.queries}, {spec.qrels}); ../shared is needed for benchmarks")
+        raise FileNotFoundError(
+            f"benchmark {name} not found at {spec.path} (expected corpus.jsonl, "
+            f"{spec.queries}, {spec.qrels}); ../shared is needed for benchmarks"
+        )
     corpus = read_jsonl(spec.path / "corpus.jsonl")
     qrels = read_qrels(spec.path / spec.qrels)
     judged = {q for q, docs in qrels.items() if any(r > 0 for r in docs.values())}

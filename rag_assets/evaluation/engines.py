@@ -94,8 +94,9 @@ def run_engines(
 
 def rerank(reranker: Callable, question: str, fused: list[str], kb: KnowledgeBase, depth: int) -> list[str]:
     head = fused[:depth]
-    hits = [SimpleNamespace(parent_id=p, text=kb.parent(p)["text"], heading_path=kb.parent(p)["heading_path"])
-            for p in head]
+    hits = [
+        SimpleNamespace(parent_id=p, text=kb.parent(p)["text"], heading_path=kb.parent(p)["heading_path"]) for p in head
+    ]
     scores = [float(s) for s in reranker(question, hits)] if hits else []
     order = sorted(range(len(head)), key=lambda i: (-scores[i], i))  # ties keep the hybrid order
     return [head[i] for i in order] + fused[depth:]

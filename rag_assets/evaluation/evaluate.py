@@ -82,8 +82,10 @@ def evaluate(
     if name not in targets.target_names():
         raise EvaluationError(f"unknown evaluation {name!r}; known: {', '.join(targets.target_names())}")
     if not targets.available(name):
-        raise EvaluationError(f"{name}: data not found ({targets.describe(name)}); benchmarks and the shared golden "
-                              "set need ../shared beside the project")
+        raise EvaluationError(
+            f"{name}: data not found ({targets.describe(name)}); benchmarks and the shared golden "
+            "set need ../shared beside the project"
+        )
     try:
         check_split(options.split)
     except ValueError as error:
@@ -101,49 +103,70 @@ def evaluate(
     if not KnowledgeStore(settings.store).registry():
         raise EvaluationError(f"{label}: no document in {settings.store}; build it first (rag-assets eval {name})")
     for document_id, failure in failed.items():
-        log(f"WARNING: {Path(failure.get('file') or document_id).name} failed to ingest: its questions count as "
-            f"misses ({failure.get('reason') or 'no reason recorded'})")
+        log(
+            f"WARNING: {Path(failure.get('file') or document_id).name} failed to ingest: its questions count as "
+            f"misses ({failure.get('reason') or 'no reason recorded'})"
+        )
 
     kb = KnowledgeBase.from_settings(settings, **({"fusion": options.fusion} if options.fusion else {}))
     reranker = reranker or kb.rerank  # settings.reranker, loaded by the knowledge base
     embedder = get_embedder(settings.embedder)
     if not kb.document_ids():
-        raise EvaluationError(f"{label}: no document of {settings.store} is published: "
-                              + "; ".join(f"{Path(f.get('file') or d).name}: {f.get('reason')}" for d, f in failed.items()))
+        raise EvaluationError(
+            f"{label}: no document of {settings.store} is published: "
+            + "; ".join(f"{Path(f.get('file') or d).name}: {f.get('reason')}" for d, f in failed.items())
+        )
     if benchmark is not None:
         prepared = benchmark_inputs(benchmark, kb, bool(failed), options.split)
     else:
         prepared = golden_inputs(targets.GOLDEN[name], kb, failed, options.split)
-    log(f"{label}: {len(prepared['requests'])} queries, {len(prepared['qrels'])} judged, "
-        f"{prepared['units_indexed']} units indexed")
+    log(
+        f"{label}: {len(prepared['requests'])} queries, {len(prepared['qrels'])} judged, "
+        f"{prepared['units_indexed']} units indexed"
+    )
 
-    runs = run_engines(kb, prepared["requests"], depth=options.depth, unit_of=prepared["unit_of"], reranker=reranker,
-                       progress=lambda done, total: log(f"ranked {done}/{total} queries"))
+    runs = run_engines(
+        kb,
+        prepared["requests"],
+        depth=options.depth,
+        unit_of=prepared["unit_of"],
+        reranker=reranker,
+        progress=lambda done, total: log(f"ranked {done}/{total} queries"),
+    )
     ranked = dict(runs.units)
     engine_info = {e: {"seconds": round(s, 3)} for e, s in runs.seconds.items()}
     if benchmark is not None and options.reference:
         ranked["bm25_reference"], engine_info["bm25_reference"] = reference_bm25_run(
-            benchmark, {r.qid: r.text for r in prepared["requests"]}, options.depth)
+            benchmark, {r.qid: r.text for r in prepared["requests"]}, options.depth
+        )
 
     qrels = prepared["qrels"]
     scores = m.score_engines(qrels, ranked)
     summary_metrics = m.summarize(scores, options.resamples, options.seed)
-    compare_dict, compare_table = m.compare_report(qrels, ranked, permutations=max(options.resamples, 1000),
-                                                   seed=options.seed)
+    compare_dict, compare_table = m.compare_report(
+        qrels, ranked, permutations=max(options.resamples, 1000), seed=options.seed
+    )
     counts = m.bootstrap_counts(len(scores.qids), options.resamples, options.seed)
     context_per_query = context_mod.context_measure(
-        runs.hybrid_parents, prepared["evidence_units"], lambda pid: kb.parent(pid)["text"], embedder.count_tokens,
-        options.context_k)
-    context_summary = context_mod.summarize_context(
-        {q: context_per_query[q] for q in scores.qids}, counts, options.context_k) if scores.qids else None
+        runs.hybrid_parents,
+        prepared["evidence_units"],
+        lambda pid: kb.parent(pid)["text"],
+        embedder.count_tokens,
+        options.context_k,
+    )
+    context_summary = (
+        context_mod.summarize_context({q: context_per_query[q] for q in scores.qids}, counts, options.context_k)
+        if scores.qids
+        else None
+    )
     breakdowns = {
-        key: m.breakdown(scores, labels, options.resamples, options.seed)
-        for key, labels in prepared["labels"].items()
+        key: m.breakdown(scores, labels, options.resamples, options.seed) for key, labels in prepared["labels"].items()
     }
 
     summary = {
-        **reporting.run_header(name, label, "benchmark" if benchmark is not None else "golden",
-                               options.run_id, label, options.runs_dir),
+        **reporting.run_header(
+            name, label, "benchmark" if benchmark is not None else "golden", options.run_id, label, options.runs_dir
+        ),
         "seconds": None,
         "versions": {
             "code": provenance.code_version(),
@@ -161,7 +184,8 @@ def evaluate(
             "slice": benchmark.slice if benchmark is not None else None,
             "engines": {**engine_info},
             "reranker": (getattr(reranker, "name", None) or getattr(reranker, "__name__", None) or repr(reranker))
-            if reranker else None,
+            if reranker
+            else None,
             "rerank_depth": RERANK_DEPTH if reranker else None,
             "answer_metrics": "not computed (no LLM answering configured for evaluation)",
         },
@@ -191,14 +215,19 @@ def evaluate(
     return EvalResult(summary, run_dir, reporting.markdown_table(summary), plots)
 
 
-def golden_inputs(target: targets.GoldenTarget, kb: KnowledgeBase, failed: dict[str, dict] | None = None,
-                   split: str = "") -> dict:
+def golden_inputs(
+    target: targets.GoldenTarget, kb: KnowledgeBase, failed: dict[str, dict] | None = None, split: str = ""
+) -> dict:
     questions = in_split(load_questions(target.questions_path), split)
     failed_files = {d: (f.get("file") or "", Path(f.get("file") or d).name) for d, f in (failed or {}).items()}
-    documents = {d: (kb.document(d).get("original_path", ""), kb.document(d).get("file_name", "")) for d in kb.document_ids()}
+    documents = {
+        d: (kb.document(d).get("original_path", ""), kb.document(d).get("file_name", "")) for d in kb.document_ids()
+    }
     # A section reads with its own heading ("1. Délai d'attente" + "Néant."): match both.
-    units = [TextUnit(p["parent_id"], p["document_id"], "\n".join([*p["heading_path"][-1:], p["text"]]))
-             for p in kb.iter_parents()]
+    units = [
+        TextUnit(p["parent_id"], p["document_id"], "\n".join([*p["heading_path"][-1:], p["text"]]))
+        for p in kb.iter_parents()
+    ]
     qrels, evidence_units, unmatched, on_failed = {}, {}, [], []
     for question in questions:
         if not question.judged:
@@ -206,8 +235,14 @@ def golden_inputs(target: targets.GoldenTarget, kb: KnowledgeBase, failed: dict[
         found = relevant_units(list(question.evidence), units, documents)
         # Evidence in a document that failed to ingest: a unit no engine can return, so the
         # question stays judged and scores zero for that evidence instead of leaving the set.
-        unavailable = {item: [f"unavailable:{d}" for d, (path, name) in failed_files.items()
-                              if document_matches(item.document, path, name)] for item in question.evidence}
+        unavailable = {
+            item: [
+                f"unavailable:{d}"
+                for d, (path, name) in failed_files.items()
+                if document_matches(item.document, path, name)
+            ]
+            for item in question.evidence
+        }
         for item, holders in found.items():
             if not holders and not unavailable[item]:
                 unmatched.append({"question": question.id, "document": item.document, "quote": item.quote})
@@ -240,8 +275,10 @@ def golden_inputs(target: targets.GoldenTarget, kb: KnowledgeBase, failed: dict[
             "corpus_sha256": provenance.combined(sorted(kb.document(d).get("sha256", "") for d in kb.document_ids())),
             "documents": len(kb.document_ids()),
         },
-        "extra_counts": {"traps": sum(q.trap is not None for q in questions),
-                         "out_of_corpus": sum(not q.judged for q in questions)},
+        "extra_counts": {
+            "traps": sum(q.trap is not None for q in questions),
+            "out_of_corpus": sum(not q.judged for q in questions),
+        },
         "on_failed": on_failed,
     }
 
@@ -271,14 +308,21 @@ def benchmark_inputs(benchmark, kb: KnowledgeBase, any_failed: bool = False, spl
         "unmatched": [],
         "questions": {},
         "labels": {},
-        "dataset": {"benchmark": benchmark.name, "folder": benchmark.spec.folder, "sha256": benchmark.checksums,
-                    "records": len(benchmark.corpus), "slice": benchmark.slice, "split": split or "all"},
+        "dataset": {
+            "benchmark": benchmark.name,
+            "folder": benchmark.spec.folder,
+            "sha256": benchmark.checksums,
+            "records": len(benchmark.corpus),
+            "slice": benchmark.slice,
+            "split": split or "all",
+        },
         "extra_counts": {"records": len(benchmark.corpus), "records_without_parent": missing},
     }
 
 
-def _per_question_rows(prepared: dict, scores: m.EngineScores, ranked: dict, context: dict,
-                       given: dict[str, list[str]]) -> list[dict]:
+def _per_question_rows(
+    prepared: dict, scores: m.EngineScores, ranked: dict, context: dict, given: dict[str, list[str]]
+) -> list[dict]:
     index = {q: i for i, q in enumerate(scores.qids)}
     questions = prepared["questions"]
     rows = []
@@ -296,11 +340,19 @@ def _per_question_rows(prepared: dict, scores: m.EngineScores, ranked: dict, con
                 "relevant": len(relevant),
                 "first_relevant_rank": first,
                 "top10": units[:10],
-                "context_parent_ids": given.get(request.qid, []) if engine == "hybrid" else [],  # what the model is given
+                "context_parent_ids": given.get(request.qid, [])
+                if engine == "hybrid"
+                else [],  # what the model is given
             }
             if question is not None:
-                row.update({"question_type": question.question_type, "content_type": question.content_type,
-                            "trap": question.trap, "expected_answer": question.answer})
+                row.update(
+                    {
+                        "question_type": question.question_type,
+                        "content_type": question.content_type,
+                        "trap": question.trap,
+                        "expected_answer": question.answer,
+                    }
+                )
             for metric, values in scores.scores.get(engine, {}).items():
                 row[metric] = float(values[index[request.qid]]) if request.qid in index else np.nan
             if engine == "hybrid" and request.qid in context:

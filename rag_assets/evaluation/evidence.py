@@ -68,6 +68,7 @@ def quote_matches(quote: str, unit: TextUnit) -> bool:
 def document_matches(evidence_document: str, source_path: str, file_name: str) -> bool:
     """Evidence names a document by its path relative to the collection root (or its file
     name); a store knows the source's absolute path."""
+
     def norm(text: str) -> str:  # NFKC: a no-break space in a folder name equals a space
         return unicodedata.normalize("NFKC", text).replace("\\", "/")
 
@@ -75,7 +76,9 @@ def document_matches(evidence_document: str, source_path: str, file_name: str) -
     return wanted == norm(file_name) or norm(source_path).endswith("/" + wanted)
 
 
-def relevant_units(evidence: list[Evidence], units: list[TextUnit], documents: dict[str, tuple[str, str]]) -> dict[Evidence, list[str]]:
+def relevant_units(
+    evidence: list[Evidence], units: list[TextUnit], documents: dict[str, tuple[str, str]]
+) -> dict[Evidence, list[str]]:
     """Evidence item → ids of the units that match it. ``documents`` maps a store document id
     to (source path, file name)."""
     found: dict[Evidence, list[str]] = {}

@@ -59,8 +59,10 @@ def _run(per_query: dict[str, list[tuple[str, float]]], qids: list[str], rrf_k: 
     run = {}
     for q in qids:
         ranking = per_query.get(q) or [("∅", 0.0)]
-        run[q] = {p: (1.0 / (rrf_k + rank) if rrf_k is not None else score)
-                  for rank, (p, score) in enumerate(ranking, start=1)}
+        run[q] = {
+            p: (1.0 / (rrf_k + rank) if rrf_k is not None else score)
+            for rank, (p, score) in enumerate(ranking, start=1)
+        }
     return Run(run)
 
 
@@ -86,19 +88,35 @@ def search(qrels: dict[str, dict[str, int]], lists: dict, metric: str = METRIC, 
 
     for k in RRF_KS:
         runs = [_run(lists[e], qids, rrf_k=k) for e in ENGINES]
-        _, report = optimize_fusion(ranx_qrels, runs, norm=None, method="wsum", metric=metric, step=step,
-                                    show_progress=False, return_optimization_report=True)
+        _, report = optimize_fusion(
+            ranx_qrels,
+            runs,
+            norm=None,
+            method="wsum",
+            metric=metric,
+            step=step,
+            show_progress=False,
+            return_optimization_report=True,
+        )
         record(report, lambda w, k=k: Fusion("rrf", k=k, weights=w))
     for norm in NORMS:
         runs = [_run(lists[e], qids) for e in ENGINES]
-        _, report = optimize_fusion(ranx_qrels, runs, norm=norm, method="wsum", metric=metric, step=step,
-                                    show_progress=False, return_optimization_report=True)
+        _, report = optimize_fusion(
+            ranx_qrels,
+            runs,
+            norm=norm,
+            method="wsum",
+            metric=metric,
+            step=step,
+            show_progress=False,
+            return_optimization_report=True,
+        )
         record(report, lambda w, norm=norm: Fusion("wsum", norm=norm, weights=w))
     return tried
 
 
 def family(spec: str) -> str:
-    """"rrf", "wsum min-max" or "wsum zmuv"."""
+    """ "rrf", "wsum min-max" or "wsum zmuv"."""
     fusion = Fusion.parse(spec)
     return fusion.method if fusion.method == "rrf" else f"wsum {fusion.norm}"
 
@@ -127,7 +145,9 @@ def tune_fusion(name: str, settings: Settings, store: str = "", log=print, write
     log(f"{name} dev: {len(qrels)} judged questions; retrieving ({kb.retrieval_config()})")
     lists = engine_lists(kb, [r for r in prepared["requests"] if r.qid in qrels])
     tried = search(qrels, lists)
-    plain = next(t for t in tried if t["fusion"] == Fusion("rrf", k=PLAIN_RRF.k, weights={"bm25": 0.5, "dense": 0.5}).spec())
+    plain = next(
+        t for t in tried if t["fusion"] == Fusion("rrf", k=PLAIN_RRF.k, weights={"bm25": 0.5, "dense": 0.5}).spec()
+    )
     winners = {method: best(tried, method) for method in ("rrf", *(f"wsum {norm}" for norm in NORMS))}
     chosen = best(tried)
     report = {

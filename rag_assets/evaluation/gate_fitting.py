@@ -107,8 +107,11 @@ def collect_rows(stores: dict[str, object], parts: dict[str, list] | None = None
             held = golden_inputs(targets.GOLDEN[name], kb, split="dev")["qrels"]
             count = 0
             for question in questions[name]:
-                if question.trap == "out-of-corpus" or question.id in held \
-                        or not stores[name].scope(question.question).document_ids:
+                if (
+                    question.trap == "out-of-corpus"
+                    or question.id in held
+                    or not stores[name].scope(question.question).document_ids
+                ):
                     continue
                 _, gate = _assess(kb, question.question, question.groups)
                 if gate is not None:
@@ -153,9 +156,15 @@ def fit(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float, np.ndarray, np
 
 
 def _model(weights, intercept, mean, scale, threshold: float, fitted: dict) -> GateModel:
-    return GateModel(FEATURES, tuple(round(float(w), 6) for w in weights), round(intercept, 6),
-                     tuple(round(float(m), 6) for m in mean), tuple(round(float(s), 6) for s in scale),
-                     round(threshold, 4), fitted)
+    return GateModel(
+        FEATURES,
+        tuple(round(float(w), 6) for w in weights),
+        round(intercept, 6),
+        tuple(round(float(m), 6) for m in mean),
+        tuple(round(float(s), 6) for s in scale),
+        round(threshold, 4),
+        fitted,
+    )
 
 
 def cross_validated(rows: list[Row]) -> np.ndarray:
@@ -190,9 +199,14 @@ def reliability(probabilities: np.ndarray, labels: np.ndarray, bins: int = 10) -
     for lo, hi in zip(edges[:-1], edges[1:]):
         inside = (probabilities >= lo) & ((probabilities < hi) | (hi == 1.0))
         if inside.any():
-            table.append({"bin": [round(lo, 2), round(hi, 2)], "rows": int(inside.sum()),
-                          "mean_probability": round(float(probabilities[inside].mean()), 4),
-                          "answered_share": round(float(labels[inside].mean()), 4)})
+            table.append(
+                {
+                    "bin": [round(lo, 2), round(hi, 2)],
+                    "rows": int(inside.sum()),
+                    "mean_probability": round(float(probabilities[inside].mean()), 4),
+                    "answered_share": round(float(labels[inside].mean()), 4),
+                }
+            )
     return table
 
 
@@ -204,17 +218,31 @@ def _plot(table: list[dict], probabilities: np.ndarray, labels: np.ndarray, thre
 
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(6, 7), gridspec_kw={"height_ratios": [3, 1]}, sharex=True)
     top.plot([0, 1], [0, 1], ls="--", c="grey", lw=1, label="perfectly calibrated")
-    top.plot([b["mean_probability"] for b in table], [b["answered_share"] for b in table], "o-",
-             label="gate (5-fold cross-validated)")
+    top.plot(
+        [b["mean_probability"] for b in table],
+        [b["answered_share"] for b in table],
+        "o-",
+        label="gate (5-fold cross-validated)",
+    )
     for b in table:
-        top.annotate(str(b["rows"]), (b["mean_probability"], b["answered_share"]), textcoords="offset points",
-                     xytext=(4, -10), fontsize=7)
+        top.annotate(
+            str(b["rows"]),
+            (b["mean_probability"], b["answered_share"]),
+            textcoords="offset points",
+            xytext=(4, -10),
+            fontsize=7,
+        )
     top.axvline(threshold, c="tab:red", lw=1, label=f"threshold {threshold:.2f}")
     top.set_ylabel("share of rows whose evidence answers")
     top.set_title("Relevance gate: reliability on golden dev rows")
     top.legend(loc="upper left", fontsize=8)
-    bottom.hist([probabilities[labels == 1], probabilities[labels == 0]], bins=20, range=(0, 1), stacked=True,
-                label=["evidence retrieved", "out of corpus"])
+    bottom.hist(
+        [probabilities[labels == 1], probabilities[labels == 0]],
+        bins=20,
+        range=(0, 1),
+        stacked=True,
+        label=["evidence retrieved", "out of corpus"],
+    )
     bottom.axvline(threshold, c="tab:red", lw=1)
     bottom.set_xlabel("predicted probability that the retrieved evidence answers")
     bottom.legend(fontsize=8)
@@ -223,32 +251,50 @@ def _plot(table: list[dict], probabilities: np.ndarray, labels: np.ndarray, thre
     plt.close(fig)
 
 
-def fit_gate(stores: dict[str, object], parts: dict[str, list] | None = None, write: bool = True,
-             log=print) -> GateModel:
+def fit_gate(
+    stores: dict[str, object], parts: dict[str, list] | None = None, write: bool = True, log=print
+) -> GateModel:
     rows = collect_rows(stores, parts, log)
     x, y = _matrix(rows)
     probabilities = cross_validated(rows)
     threshold = choose_threshold(probabilities, y)
     refused = probabilities < threshold
     figures = {
-        "rows": len(rows), "answered_rows": int(y.sum()), "out_of_corpus_rows": int(len(y) - y.sum()),
+        "rows": len(rows),
+        "answered_rows": int(y.sum()),
+        "out_of_corpus_rows": int(len(y) - y.sum()),
         "by_kind": {k: sum(r.kind == k for r in rows) for k in dict.fromkeys(r.kind for r in rows)},
         "cross_validated": {
             "out_of_corpus_refused": round(float(refused[y == 0].mean()), 4) if (y == 0).any() else None,
             "answered_refused": round(float(refused[y == 1].mean()), 4) if (y == 1).any() else None,
             "refusal_precision": round(float((y[refused] == 0).mean()), 4) if refused.any() else None,
-            "log_loss": round(float(-np.mean(y * np.log(np.clip(probabilities, 1e-9, 1))
-                                             + (1 - y) * np.log(np.clip(1 - probabilities, 1e-9, 1)))), 4),
+            "log_loss": round(
+                float(
+                    -np.mean(
+                        y * np.log(np.clip(probabilities, 1e-9, 1))
+                        + (1 - y) * np.log(np.clip(1 - probabilities, 1e-9, 1))
+                    )
+                ),
+                4,
+            ),
         },
     }
     weights, intercept, mean, scale = fit(x, y)
     fitted = {
         "procedure": "rag-assets fit-gate (rag_assets/evaluation/gate_fitting.py)",
-        "sets": list(stores), "split": "dev", "answered_refused_budget": ANSWERED_REFUSED, "folds": FOLDS, "C": C,
-        "stores": {name: provenance.combined(sorted(kb.document(d).get("sha256", "") for d in kb.document_ids()))
-                   for name, kb in stores.items()},
-        "parts": {name: [sorted(kb.document(d).get("file_name", d) for d in kb.document_ids()) for kb in partial]
-                  for name, partial in (parts or {}).items()},
+        "sets": list(stores),
+        "split": "dev",
+        "answered_refused_budget": ANSWERED_REFUSED,
+        "folds": FOLDS,
+        "C": C,
+        "stores": {
+            name: provenance.combined(sorted(kb.document(d).get("sha256", "") for d in kb.document_ids()))
+            for name, kb in stores.items()
+        },
+        "parts": {
+            name: [sorted(kb.document(d).get("file_name", d) for d in kb.document_ids()) for kb in partial]
+            for name, partial in (parts or {}).items()
+        },
         "code": provenance.code_version().get("git_commit"),
         "fitted_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         **figures,
@@ -260,12 +306,32 @@ def fit_gate(stores: dict[str, object], parts: dict[str, list] | None = None, wr
     if write:
         model.save(MODEL_PATH)
         OUT.mkdir(parents=True, exist_ok=True)
-        (OUT / "fit.json").write_text(json.dumps(
-            {"model": model.to_dict(), "reliability": table,
-             "rows": [{"question": r.question_id, "asked_of": r.asked_of, "label": r.label, "kind": r.kind,
-                       "cv_probability": round(float(p), 4), **r.features} for r, p in zip(rows, probabilities)]},
-            ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        (OUT / "fit.json").write_text(
+            json.dumps(
+                {
+                    "model": model.to_dict(),
+                    "reliability": table,
+                    "rows": [
+                        {
+                            "question": r.question_id,
+                            "asked_of": r.asked_of,
+                            "label": r.label,
+                            "kind": r.kind,
+                            "cv_probability": round(float(p), 4),
+                            **r.features,
+                        }
+                        for r, p in zip(rows, probabilities)
+                    ],
+                },
+                ensure_ascii=False,
+                indent=1,
+            )
+            + "\n",
+            encoding="utf-8",
+        )
         _plot(table, probabilities, y, threshold, OUT / "reliability.png")
-        log(f"wrote {MODEL_PATH.relative_to(PROJECT_ROOT)}, {(OUT / 'fit.json').relative_to(PROJECT_ROOT)}, "
-            f"{(OUT / 'reliability.png').relative_to(PROJECT_ROOT)}")
+        log(
+            f"wrote {MODEL_PATH.relative_to(PROJECT_ROOT)}, {(OUT / 'fit.json').relative_to(PROJECT_ROOT)}, "
+            f"{(OUT / 'reliability.png').relative_to(PROJECT_ROOT)}"
+        )
     return model

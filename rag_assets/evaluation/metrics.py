@@ -19,7 +19,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-METRICS = ("ndcg@10", "recall@5", "recall@10", "recall@20", "recall@100", "mrr@10", "hit_rate@1", "hit_rate@5", "hit_rate@10")
+METRICS = (
+    "ndcg@10",
+    "recall@5",
+    "recall@10",
+    "recall@20",
+    "recall@100",
+    "mrr@10",
+    "hit_rate@1",
+    "hit_rate@5",
+    "hit_rate@10",
+)
 HEADLINE = ("ndcg@10", "recall@5", "recall@10", "recall@100", "mrr@10", "hit_rate@5")
 CURVE_K = (1, 2, 3, 5, 10, 20, 30, 50, 100)
 SEED = 20240611
@@ -41,16 +51,18 @@ def as_ranx_qrels(qrels: dict[str, dict[str, int]]):
     return Qrels({q: {d: int(r) for d, r in docs.items()} for q, docs in qrels.items()})
 
 
-def per_query(qrels: dict[str, dict[str, int]], ranked: dict[str, list[str]], metrics=METRICS,
-              name: str = "run") -> dict[str, np.ndarray]:
+def per_query(
+    qrels: dict[str, dict[str, int]], ranked: dict[str, list[str]], metrics=METRICS, name: str = "run"
+) -> dict[str, np.ndarray]:
     """metric → scores aligned with ``sorted(qrels)`` (queries without relevant units must
     not be in ``qrels``)."""
     from ranx import evaluate
 
     qids = sorted(qrels)
     run = as_ranx_run(ranked, qids, name)
-    scores = evaluate(as_ranx_qrels({q: qrels[q] for q in qids}), run, list(metrics), return_mean=False,
-                      make_comparable=True)
+    scores = evaluate(
+        as_ranx_qrels({q: qrels[q] for q in qids}), run, list(metrics), return_mean=False, make_comparable=True
+    )
     if len(metrics) == 1:
         scores = {metrics[0]: scores}
     order = run.get_query_ids()
@@ -101,7 +113,9 @@ class EngineScores:
         return list(self.scores)
 
 
-def score_engines(qrels: dict[str, dict[str, int]], runs: dict[str, dict[str, list[str]]], metrics=METRICS) -> EngineScores:
+def score_engines(
+    qrels: dict[str, dict[str, int]], runs: dict[str, dict[str, list[str]]], metrics=METRICS
+) -> EngineScores:
     qids = sorted(qrels)
     return EngineScores(qids, {engine: per_query(qrels, ranked, metrics, engine) for engine, ranked in runs.items()})
 
@@ -119,12 +133,21 @@ def summarize(scores: EngineScores, resamples: int = RESAMPLES, seed: int = SEED
             metric: interval(scores.scores[a][metric] - scores.scores[b][metric], counts).to_dict()
             for metric in scores.scores[a]
         }
-    return {"engines": engines, "paired_differences": differences,
-            "bootstrap": {"resamples": resamples, "seed": seed, "confidence": CONFIDENCE, "queries": len(scores.qids)}}
+    return {
+        "engines": engines,
+        "paired_differences": differences,
+        "bootstrap": {"resamples": resamples, "seed": seed, "confidence": CONFIDENCE, "queries": len(scores.qids)},
+    }
 
 
-def compare_report(qrels: dict[str, dict[str, int]], runs: dict[str, dict[str, list[str]]], metrics=HEADLINE,
-                   permutations: int = RESAMPLES, seed: int = SEED, max_p: float = 0.05) -> tuple[dict, str]:
+def compare_report(
+    qrels: dict[str, dict[str, int]],
+    runs: dict[str, dict[str, list[str]]],
+    metrics=HEADLINE,
+    permutations: int = RESAMPLES,
+    seed: int = SEED,
+    max_p: float = 0.05,
+) -> tuple[dict, str]:
     """ranx.compare with Fisher's randomization test: (report dict, text table)."""
     from ranx import compare
 
@@ -157,8 +180,9 @@ def json_safe(value):
     return value
 
 
-def breakdown(scores: EngineScores, labels: dict[str, str], resamples: int = RESAMPLES, seed: int = SEED,
-              metrics=HEADLINE) -> dict:
+def breakdown(
+    scores: EngineScores, labels: dict[str, str], resamples: int = RESAMPLES, seed: int = SEED, metrics=HEADLINE
+) -> dict:
     """label value → engine → metric → interval, over the queries carrying that label."""
     groups: dict[str, list[int]] = {}
     for index, qid in enumerate(scores.qids):
@@ -179,5 +203,7 @@ def recall_curve(qrels: dict[str, dict[str, int]], runs: dict[str, dict[str, lis
     curve = {}
     for engine, ranked in runs.items():
         values = per_query(qrels, ranked, metrics, engine)
-        curve[engine] = {k: float(values[f"recall@{k}"].mean()) if len(values[f"recall@{k}"]) else float("nan") for k in ks}
+        curve[engine] = {
+            k: float(values[f"recall@{k}"].mean()) if len(values[f"recall@{k}"]) else float("nan") for k in ks
+        }
     return curve

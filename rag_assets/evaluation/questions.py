@@ -67,7 +67,18 @@ def parse_question(raw: dict, where: str) -> Question:
         evidence.append(Evidence(str(item["document"]), str(item["quote"])))
     if not evidence and trap != "out-of-corpus":
         raise ValueError(f"{where}: no evidence (only an out-of-corpus trap may have none)")
-    known = {"id", "question", "evidence", "answer", "question_type", "content_type", "trap", "groups", "language", "notes"}
+    known = {
+        "id",
+        "question",
+        "evidence",
+        "answer",
+        "question_type",
+        "content_type",
+        "trap",
+        "groups",
+        "language",
+        "notes",
+    }
     return Question(
         id=str(raw["id"]),
         question=str(raw["question"]),

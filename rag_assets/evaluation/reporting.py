@@ -20,8 +20,12 @@ SUMMARY = "summary.json"
 PER_QUESTION = "per_question.parquet"
 COMPARE = "compare.txt"
 TABLE = "table.md"
-PLOTS = {"recall": "recall_at_k.png", "engines": "metrics_by_engine.png",
-         "question_type": "by_question_type.png", "content_type": "by_content_type.png"}
+PLOTS = {
+    "recall": "recall_at_k.png",
+    "engines": "metrics_by_engine.png",
+    "question_type": "by_question_type.png",
+    "content_type": "by_content_type.png",
+}
 
 
 def _fmt(cell: dict | None, digits: int = 3) -> str:
@@ -32,7 +36,9 @@ def _fmt(cell: dict | None, digits: int = 3) -> str:
 
 def metric_rows(summary: dict, metrics=HEADLINE) -> tuple[list[str], list[list[str]]]:
     header = ["engine", *metrics]
-    rows = [[engine, *(_fmt(values.get(m)) for m in metrics)] for engine, values in summary["metrics"]["engines"].items()]
+    rows = [
+        [engine, *(_fmt(values.get(m)) for m in metrics)] for engine, values in summary["metrics"]["engines"].items()
+    ]
     return header, rows
 
 
@@ -44,8 +50,10 @@ def failure_headline(summary: dict) -> str | None:
         return None
     names = ", ".join(Path(f.get("file") or f.get("document") or "?").name for f in failed)
     questions = len(summary["counts"].get("questions_on_failed_documents") or [])
-    return (f"{len(failed)} document{'s' if len(failed) != 1 else ''} failed to ingest ({names}): "
-            f"{questions} question{'s' if questions != 1 else ''} whose evidence lies in them count as misses")
+    return (
+        f"{len(failed)} document{'s' if len(failed) != 1 else ''} failed to ingest ({names}): "
+        f"{questions} question{'s' if questions != 1 else ''} whose evidence lies in them count as misses"
+    )
 
 
 def markdown_table(summary: dict, metrics=HEADLINE) -> str:
@@ -53,16 +61,24 @@ def markdown_table(summary: dict, metrics=HEADLINE) -> str:
     lines = []
     if failure_headline(summary):
         lines += [f"**{failure_headline(summary)}**", ""]
-        lines += [f"- {Path(f.get('file') or f.get('document')).name}: {f.get('reason') or 'no reason recorded'}"
-                  for f in summary["counts"]["failed_documents"]] + [""]
+        lines += [
+            f"- {Path(f.get('file') or f.get('document')).name}: {f.get('reason') or 'no reason recorded'}"
+            for f in summary["counts"]["failed_documents"]
+        ] + [""]
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     context = summary.get("context")
     if context:
-        lines += ["", f"Context (hybrid top {context['k']} parents `search` serves): evidence share, i.e. recall@{context['k']} "
-                      f"by evidence item, {_fmt(context['evidence_share'])}, tokens {_fmt(context['context_tokens'], 0)}"]
-    lines += ["", f"{summary['counts']['judged']} judged questions; mean [95 % bootstrap CI, "
-                  f"{summary['metrics']['bootstrap']['resamples']} resamples, seed {summary['metrics']['bootstrap']['seed']}]"]
+        lines += [
+            "",
+            f"Context (hybrid top {context['k']} parents `search` serves): evidence share, i.e. recall@{context['k']} "
+            f"by evidence item, {_fmt(context['evidence_share'])}, tokens {_fmt(context['context_tokens'], 0)}",
+        ]
+    lines += [
+        "",
+        f"{summary['counts']['judged']} judged questions; mean [95 % bootstrap CI, "
+        f"{summary['metrics']['bootstrap']['resamples']} resamples, seed {summary['metrics']['bootstrap']['seed']}]",
+    ]
     return "\n".join(lines)
 
 
@@ -70,27 +86,38 @@ def text_table(summary: dict, metrics=HEADLINE) -> str:
     header, rows = metric_rows(summary, metrics)
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths))  # noqa: E731
-    out = [f"{summary['target']}  run {summary['run_id']}  ({summary['counts']['judged']} judged queries, "
-           f"{summary['counts'].get('units_indexed', '?')} units indexed)"]
+    out = [
+        f"{summary['target']}  run {summary['run_id']}  ({summary['counts']['judged']} judged queries, "
+        f"{summary['counts'].get('units_indexed', '?')} units indexed)"
+    ]
     if failure_headline(summary):
         out.append(f"WARNING: {failure_headline(summary)}")
-        out += [f"  {Path(f.get('file') or f.get('document')).name}: {(f.get('reason') or 'no reason recorded').splitlines()[0]}"
-                for f in summary["counts"]["failed_documents"]]
+        out += [
+            f"  {Path(f.get('file') or f.get('document')).name}: {(f.get('reason') or 'no reason recorded').splitlines()[0]}"
+            for f in summary["counts"]["failed_documents"]
+        ]
     retrieval = summary["config"].get("retrieval")
     if retrieval:
-        out.append("retrieval: " + ", ".join(f"{k} {'on' if v is True else 'off' if v is False else v}"
-                                             for k, v in retrieval.items()))
+        out.append(
+            "retrieval: "
+            + ", ".join(f"{k} {'on' if v is True else 'off' if v is False else v}" for k, v in retrieval.items())
+        )
     out += [line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]
     context = summary.get("context")
     if context:
-        out.append(f"context: the hybrid top {context['k']} parents `search` serves hold {_fmt(context['evidence_share'])} "
-                   f"of the evidence items (recall@{context['k']} by evidence item; the table's recall@{context['k']} counts "
-                   f"every matching parent) for {_fmt(context['context_tokens'], 0)} tokens")
+        out.append(
+            f"context: the hybrid top {context['k']} parents `search` serves hold {_fmt(context['evidence_share'])} "
+            f"of the evidence items (recall@{context['k']} by evidence item; the table's recall@{context['k']} counts "
+            f"every matching parent) for {_fmt(context['context_tokens'], 0)} tokens"
+        )
     published = {} if summary["config"].get("slice") else summary.get("published_reference", {})
     for name, values in published.items():
         measured = summary["metrics"]["engines"].get(name, {})
-        parts = [f"{m} published {v} measured {measured.get(m, {}).get('mean', float('nan')):.4f}" for m, v in values.items()
-                 if m in measured]
+        parts = [
+            f"{m} published {v} measured {measured.get(m, {}).get('mean', float('nan')):.4f}"
+            for m, v in values.items()
+            if m in measured
+        ]
         if parts:
             out.append(f"protocol: {name}: " + "; ".join(parts))
     diffs = summary["metrics"].get("paired_differences", {})
@@ -161,8 +188,9 @@ def plot_bars(path: Path, groups: dict[str, dict[str, dict]], metric: str, title
         low = np.array([c.get("ci_low", np.nan) for c in cells], dtype=float)
         high = np.array([c.get("ci_high", np.nan) for c in cells], dtype=float)
         errors = np.vstack([np.nan_to_num(means - low), np.nan_to_num(high - means)])
-        ax.bar(x + (i - (len(engines) - 1) / 2) * width, np.nan_to_num(means), width, yerr=errors, capsize=2,
-               label=engine)
+        ax.bar(
+            x + (i - (len(engines) - 1) / 2) * width, np.nan_to_num(means), width, yerr=errors, capsize=2, label=engine
+        )
     counts = [next(iter(groups[label].values())).get(metric, {}).get("n", 0) for label in labels]
     ax.set_xticks(x)
     ax.set_xticklabels([f"{label}\n(n={n})" for label, n in zip(labels, counts)], fontsize=8)
@@ -206,8 +234,12 @@ def write_run(run_dir: Path, summary: dict, per_question: list[dict], compare_ta
     run_dir.mkdir(parents=True, exist_ok=True)
     write_per_question(run_dir / PER_QUESTION, per_question)
     (run_dir / COMPARE).write_text(compare_table + "\n", encoding="utf-8")
-    summary["files"] = {"per_question": PER_QUESTION, "compare": COMPARE, "table": TABLE,
-                        "plots": write_plots(run_dir, summary)}
+    summary["files"] = {
+        "per_question": PER_QUESTION,
+        "compare": COMPARE,
+        "table": TABLE,
+        "plots": write_plots(run_dir, summary),
+    }
     (run_dir / TABLE).write_text(markdown_table(summary) + "\n", encoding="utf-8")
     write_json_atomic(run_dir / SUMMARY, json_safe(summary))
     return summary
@@ -239,5 +271,12 @@ def run_header(name: str, label: str, kind: str, run_id: str | None, suffix: str
     now = dt.datetime.now(dt.timezone.utc)
     run_id = run_id or f"{now:%Y%m%dT%H%M%SZ}-{suffix}"
     run_dir = (Path(runs_dir).resolve() if runs_dir else targets.runs_root()) / run_id
-    return {"run_id": run_id, "run_dir": str(run_dir), "target": name, "label": label, "kind": kind,
-            "description": targets.describe(name), "created_at": now.isoformat(timespec="seconds")}
+    return {
+        "run_id": run_id,
+        "run_dir": str(run_dir),
+        "target": name,
+        "label": label,
+        "kind": kind,
+        "description": targets.describe(name),
+        "created_at": now.isoformat(timespec="seconds"),
+    }

@@ -76,8 +76,11 @@ def _resolve(root: Path, pattern: str) -> list[Path]:
             continue
         wanted = _nfkc(part)
         current = [
-            child for folder in current if folder.is_dir()
-            for child in sorted(folder.iterdir()) if fnmatch.fnmatchcase(_nfkc(child.name), wanted)
+            child
+            for folder in current
+            if folder.is_dir()
+            for child in sorted(folder.iterdir())
+            if fnmatch.fnmatchcase(_nfkc(child.name), wanted)
         ]
     return current
 
@@ -90,11 +93,16 @@ GOLDEN = {
     t.name: t
     for t in (
         GoldenTarget(
-            "golden-sample", "evaluations/golden-sample.jsonl", "data/samples", (".",),
+            "golden-sample",
+            "evaluations/golden-sample.jsonl",
+            "data/samples",
+            (".",),
             "Golden set over the embedded sample corpus (5 fictional French documents)",
         ),
         GoldenTarget(
-            "golden-shared", "evaluations/golden-shared.jsonl", GOLDEN_SHARED_CORPUS,
+            "golden-shared",
+            "evaluations/golden-shared.jsonl",
+            GOLDEN_SHARED_CORPUS,
             (
                 f"{_CODE}/Article L112-*.md",
                 f"{_CODE}/Article L113-*.md",
@@ -117,7 +125,10 @@ GOLDEN = {
             needs_shared=True,
         ),
         GoldenTarget(
-            "golden-insurance", "evaluations/golden-insurance.jsonl", "../shared/corpora/fr-insurance-docs", ("*.pdf",),
+            "golden-insurance",
+            "evaluations/golden-insurance.jsonl",
+            "../shared/corpora/fr-insurance-docs",
+            ("*.pdf",),
             "Golden set over 12 real French insurer PDFs in ../shared/corpora/fr-insurance-docs (MAIF, Allianz Vie, "
             "Mila, AREAS, APICIL, APRIL: general conditions, notices, IPIDs, guarantee tables; 487 pages)",
             needs_shared=True,
@@ -184,7 +195,10 @@ def write_shards(benchmark: Benchmark, folder: Path, shard_size: int = SHARD_SIZ
         chunk = records[index * per_shard : (index + 1) * per_shard]
         path = folder / f"{benchmark.name}-{index + 1:02d}-of-{count:02d}.jsonl"
         payload = "".join(
-            json.dumps({"_id": r["_id"], "title": r.get("title") or "", "text": r.get("text") or ""}, ensure_ascii=False) + "\n"
+            json.dumps(
+                {"_id": r["_id"], "title": r.get("title") or "", "text": r.get("text") or ""}, ensure_ascii=False
+            )
+            + "\n"
             for r in chunk
         )
         if not path.exists() or path.read_text(encoding="utf-8") != payload:

@@ -66,8 +66,10 @@ def broader_groups(amending_groups: list[str], amended_groups: list[str]) -> str
     amending, amended = _readers(amending_groups), _readers(amended_groups)
     if PUBLIC_GROUP in amended or (PUBLIC_GROUP not in amending and amending <= amended):
         return None
-    return (f"this document is readable by {', '.join(sorted(amending))}, more widely than the amended one "
-            f"({', '.join(sorted(amended))})")
+    return (
+        f"this document is readable by {', '.join(sorted(amending))}, more widely than the amended one "
+        f"({', '.join(sorted(amended))})"
+    )
 
 
 FOLDER, GROUPS = "folder", "groups"  # the rule a refused relation breaks
@@ -108,8 +110,9 @@ def _names(records: Mapping[str, SourceRecord]) -> dict[str, set[str]]:
     return {d: {name_key(r.file_name), name_key(r.title)} - {""} for d, r in records.items()}
 
 
-def _refused(record: SourceRecord, target: str, reasons: Mapping[str, tuple[str, str] | None],
-             paths: Mapping[str, str]) -> list[RefusedAmendment]:
+def _refused(
+    record: SourceRecord, target: str, reasons: Mapping[str, tuple[str, str] | None], paths: Mapping[str, str]
+) -> list[RefusedAmendment]:
     """The documents `target` names, refused, when it holds for none of them: a name also
     matching some unrelated file elsewhere is no news when the one in reach is amended."""
     if not reasons or not all(reasons.values()):
@@ -133,14 +136,16 @@ def amendments(records: Mapping[str, SourceRecord]) -> Amendments:
     return result
 
 
-def refused_at_ingest(record: SourceRecord, registry: Mapping[str, str],
-                      records: Mapping[str, SourceRecord]) -> list[RefusedAmendment]:
+def refused_at_ingest(
+    record: SourceRecord, registry: Mapping[str, str], records: Mapping[str, SourceRecord]
+) -> list[RefusedAmendment]:
     """The relations `record` declares that can be refused already: against the documents
     recorded (`records`), and by folder against those only registered yet (`registry`: document
     id -> source path), whose groups are not known before their own ingestion."""
     recorded = {d: r for d, r in records.items() if d != record.document_id}
-    pending = {d: str(Path(path).resolve()) for d, path in registry.items()
-               if d not in recorded and d != record.document_id}
+    pending = {
+        d: str(Path(path).resolve()) for d, path in registry.items() if d not in recorded and d != record.document_id
+    }
     paths = {**pending, **{d: r.original_path for d, r in recorded.items()}}
     found = []
     for target in targets(record):

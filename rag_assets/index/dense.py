@@ -49,13 +49,15 @@ def _schema(dim: int) -> pa.Schema:
 
 
 class DenseIndex:
-    def __init__(self, location: Path | str, ann_min_rows: int = ANN_MIN_ROWS,
-                 storage_options: dict[str, str] | None = None):
+    def __init__(
+        self, location: Path | str, ann_min_rows: int = ANN_MIN_ROWS, storage_options: dict[str, str] | None = None
+    ):
         """`location`: a folder, or an object-store URI (s3://…) reached with `storage_options`."""
         self.location = str(location)
         # The table stays open; each read still sees the latest commit (another process's).
-        self.db = lancedb.connect(self.location, read_consistency_interval=dt.timedelta(0),
-                                  storage_options=storage_options)
+        self.db = lancedb.connect(
+            self.location, read_consistency_interval=dt.timedelta(0), storage_options=storage_options
+        )
         self.ann_min_rows = ann_min_rows
         self._open = None
 
@@ -108,8 +110,12 @@ class DenseIndex:
         if not rows.num_rows:
             return {}
         grouped = rows.group_by(["document_id", "version"]).aggregate([([], "count_all")])
-        return dict(zip(zip(grouped["document_id"].to_pylist(), grouped["version"].to_pylist()),
-                        grouped["count_all"].to_pylist()))
+        return dict(
+            zip(
+                zip(grouped["document_id"].to_pylist(), grouped["version"].to_pylist()),
+                grouped["count_all"].to_pylist(),
+            )
+        )
 
     def delete_document(self, document_id: str) -> None:
         table = self._table()
@@ -145,8 +151,13 @@ class DenseIndex:
             return "index dropped"
         if stats is None:
             dim = table.schema.field("vector").type.list_size
-            table.create_index("vector", replace=True, config=IvfPq(
-                distance_type="dot", num_partitions=max(1, rows // ROWS_PER_PARTITION), num_sub_vectors=dim // 8))
+            table.create_index(
+                "vector",
+                replace=True,
+                config=IvfPq(
+                    distance_type="dot", num_partitions=max(1, rows // ROWS_PER_PARTITION), num_sub_vectors=dim // 8
+                ),
+            )
             return "index built"
         if stats.num_unindexed_rows > REINDEX_SHARE * rows:
             table.optimize()

@@ -39,8 +39,10 @@ class SearchFilters:
         """`filters` can only narrow; the reader's access comes from `groups` alone."""
         filters = dict(filters or {})
         if "groups" in filters or "allowed_groups" in filters:  # a filter never grants access
-            raise ValueError("filters cannot set the reader's groups: pass them as the `groups` argument "
-                             "(access comes from the caller's identity; filters only narrow)")
+            raise ValueError(
+                "filters cannot set the reader's groups: pass them as the `groups` argument "
+                "(access comes from the caller's identity; filters only narrow)"
+            )
 
         def as_tuple(key):
             value = filters.pop(key, None)

@@ -156,11 +156,16 @@ class LexicalIndex:
             lower = date_number(filters.effective_from) if filters.effective_from else 0
             upper = date_number(filters.effective_to) if filters.effective_to else 99991231
             clauses.append(
-                (tantivy.Occur.Must, tantivy.Query.range_query(self.schema, "effective_date", tantivy.FieldType.Integer, lower, upper))
+                (
+                    tantivy.Occur.Must,
+                    tantivy.Query.range_query(self.schema, "effective_date", tantivy.FieldType.Integer, lower, upper),
+                )
             )
         return clauses
 
-    def build_query(self, text: str, filters: SearchFilters, weights: dict[str, float] | None = None) -> tantivy.Query | None:
+    def build_query(
+        self, text: str, filters: SearchFilters, weights: dict[str, float] | None = None
+    ) -> tantivy.Query | None:
         """OR of the analyzed query terms in each language field, AND the filters.
 
         `weights` maps raw query words (before analysis) to a boost, for query expansion.
@@ -175,14 +180,18 @@ class LexicalIndex:
                 boost = weights.get(word, boost)
                 for token in self.analyze(word, language):
                     query = tantivy.Query.term_query(self.schema, field_name, token)
-                    should.append((tantivy.Occur.Should, tantivy.Query.boost_query(query, boost) if boost != 1.0 else query))
+                    should.append(
+                        (tantivy.Occur.Should, tantivy.Query.boost_query(query, boost) if boost != 1.0 else query)
+                    )
         if not should:
             return None
         return tantivy.Query.boolean_query(
             [(tantivy.Occur.Must, tantivy.Query.boolean_query(should)), *self._filter_clauses(filters)]
         )
 
-    def phrase_query(self, text: str, filters: SearchFilters, min_terms: int = PHRASE_MIN_TERMS) -> tantivy.Query | None:
+    def phrase_query(
+        self, text: str, filters: SearchFilters, min_terms: int = PHRASE_MIN_TERMS
+    ) -> tantivy.Query | None:
         """The query's words in order (stop words keep their place), in any language field;
         None for short queries, where a phrase says little more than its terms."""
         words = _WORDS.findall(text)
@@ -190,10 +199,18 @@ class LexicalIndex:
         for language, field_name in TEXT_FIELDS.items():
             if filters.languages and language not in filters.languages:
                 continue
-            terms = [(offset, tokens[0]) for offset, word in enumerate(words) if (tokens := self.analyze(word, language))]
+            terms = [
+                (offset, tokens[0]) for offset, word in enumerate(words) if (tokens := self.analyze(word, language))
+            ]
             if len(terms) >= min_terms:
-                phrases.append((tantivy.Occur.Should, tantivy.Query.phrase_query(self.schema, field_name, terms)
-                                if len(terms) > 1 else tantivy.Query.term_query(self.schema, field_name, terms[0][1])))
+                phrases.append(
+                    (
+                        tantivy.Occur.Should,
+                        tantivy.Query.phrase_query(self.schema, field_name, terms)
+                        if len(terms) > 1
+                        else tantivy.Query.term_query(self.schema, field_name, terms[0][1]),
+                    )
+                )
         if not phrases:
             return None
         return tantivy.Query.boolean_query(
@@ -205,7 +222,9 @@ class LexicalIndex:
         query = self.phrase_query(text, filters, min_terms=1)
         return query is not None and self.index.searcher().search(query, limit=1, count=True).count > 0
 
-    def search(self, text: str, filters: SearchFilters, limit: int = 20, weights=None, phrase: bool = False) -> list[dict]:
+    def search(
+        self, text: str, filters: SearchFilters, limit: int = 20, weights=None, phrase: bool = False
+    ) -> list[dict]:
         """BM25 over the analyzed terms; with `phrase`, only children holding the exact phrase."""
         query = self.phrase_query(text, filters) if phrase else self.build_query(text, filters, weights)
         if query is None:
@@ -254,10 +273,17 @@ class LexicalIndex:
     def holding(self, terms: list[str], document_id: str, version: str, language: str = "fr") -> int:
         """Children of a document's version holding one of the analysed `terms`."""
         field_name = TEXT_FIELDS.get(language, "text_fr")
-        query = tantivy.Query.boolean_query([
-            (tantivy.Occur.Must, tantivy.Query.boolean_query(
-                [(tantivy.Occur.Should, tantivy.Query.term_query(self.schema, field_name, t)) for t in terms])),
-            (tantivy.Occur.Must, self._versions_query(document_id, {version}, exclude=False))])
+        query = tantivy.Query.boolean_query(
+            [
+                (
+                    tantivy.Occur.Must,
+                    tantivy.Query.boolean_query(
+                        [(tantivy.Occur.Should, tantivy.Query.term_query(self.schema, field_name, t)) for t in terms]
+                    ),
+                ),
+                (tantivy.Occur.Must, self._versions_query(document_id, {version}, exclude=False)),
+            ]
+        )
         return self.index.searcher().search(query, limit=1, count=True).count
 
     def count(self, document_id: str, version: str | None = None) -> int:

@@ -161,8 +161,9 @@ def _children_texts(store_root: Path) -> Callable[[str], dict[tuple[str, str], s
     return texts
 
 
-def _rewrite(index: LexicalIndex, writer: tantivy.IndexWriter,
-             texts_of: Callable[[str], dict[tuple[str, str], str]]) -> tuple[int, list[str]]:
+def _rewrite(
+    index: LexicalIndex, writer: tantivy.IndexWriter, texts_of: Callable[[str], dict[tuple[str, str], str]]
+) -> tuple[int, list[str]]:
     """Delete and re-add, in the writer's one commit, the entries of every document whose
     text is at hand: (entries rewritten, documents left in place)."""
     searcher = index.index.searcher()

@@ -13,8 +13,24 @@ import unicodedata
 
 
 # typographic variants a PDF and Docling's text may write differently ("d’un" / "d'un", "–" / "-")
-_VARIANTS = str.maketrans({"’": "'", "‘": "'", "`": "'", "´": "'", "«": '"', "»": '"', "“": '"', "”": '"',
-                           "–": "-", "—": "-", "‑": "-", "‐": "-", "−": "-", "\u00ad": " "})
+_VARIANTS = str.maketrans(
+    {
+        "’": "'",
+        "‘": "'",
+        "`": "'",
+        "´": "'",
+        "«": '"',
+        "»": '"',
+        "“": '"',
+        "”": '"',
+        "–": "-",
+        "—": "-",
+        "‑": "-",
+        "‐": "-",
+        "−": "-",
+        "\u00ad": " ",
+    }
+)
 
 
 def letters(char: str) -> str:

@@ -16,7 +16,9 @@ CHILD_JSON_COLUMNS = ("boxes",)
 
 def write_rows(path: Path, rows: list[dict], provenance: dict, json_columns: tuple[str, ...] = ()) -> None:
     if json_columns:
-        rows = [{k: (json.dumps(v, ensure_ascii=False) if k in json_columns else v) for k, v in r.items()} for r in rows]
+        rows = [
+            {k: (json.dumps(v, ensure_ascii=False) if k in json_columns else v) for k, v in r.items()} for r in rows
+        ]
     frame = pl.DataFrame(rows, infer_schema_length=None)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")

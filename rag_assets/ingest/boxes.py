@@ -83,8 +83,7 @@ def _line_of_each_letter(text_keys: list[str], line_keys: list[tuple[int, str]])
         for k in range(size):
             found[a + k] = line_keys[b + k][0]
     if not any(x is not None for x in found) and pdf:  # nothing in common (a garbled font): by position
-        found = [line_keys[min(len(pdf) - 1, i * len(pdf) // max(1, len(text_keys)))][0]
-                 for i in range(len(text_keys))]
+        found = [line_keys[min(len(pdf) - 1, i * len(pdf) // max(1, len(text_keys)))][0] for i in range(len(text_keys))]
     return found
 
 
@@ -126,8 +125,10 @@ class PdfText:
                     left, bottom, right, top = textpage.get_charbox(i)
                     if right <= left and top <= bottom:
                         continue
-                    (x0, y0), (x1, y1) = (to_top_left(rotation, width, height, left, bottom),
-                                          to_top_left(rotation, width, height, right, top))
+                    (x0, y0), (x1, y1) = (
+                        to_top_left(rotation, width, height, left, bottom),
+                        to_top_left(rotation, width, height, right, top),
+                    )
                     chars.append(Char(key, min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1)))
                 textpage.close()
                 page.close()
@@ -138,16 +139,22 @@ class PdfText:
         """Lines of ``text`` (the item's text, offsets into it) on the item's pages. An item may have
         several boxes (a paragraph Docling joined across lines, columns or pages): their lines are
         read box after box, in the item's order."""
-        regions = [(prov.page_no, _top_left(prov.bbox, self.heights[prov.page_no]))
-                   for prov in getattr(item, "prov", None) or [] if prov.page_no in self.heights]
+        regions = [
+            (prov.page_no, _top_left(prov.bbox, self.heights[prov.page_no]))
+            for prov in getattr(item, "prov", None) or []
+            if prov.page_no in self.heights
+        ]
         return self._lines_in_boxes(text, regions)
 
     def _lines_in_boxes(self, text: str, regions: list[tuple[int, tuple]]) -> list[Line]:
         lines: list[tuple[int, list[Char]]] = []
         for page_no, (left, top, right, bottom) in regions:
-            inside = [c for c in self.chars(page_no)
-                      if left - _MARGIN <= (c.l + c.r) / 2 <= right + _MARGIN
-                      and top - _MARGIN <= (c.t + c.b) / 2 <= bottom + _MARGIN]
+            inside = [
+                c
+                for c in self.chars(page_no)
+                if left - _MARGIN <= (c.l + c.r) / 2 <= right + _MARGIN
+                and top - _MARGIN <= (c.t + c.b) / 2 <= bottom + _MARGIN
+            ]
             lines += [(page_no, line) for line in _group_lines(inside)]
         if not text:
             return []
@@ -168,8 +175,15 @@ class PdfText:
                     current = nxt[1]
                 nxt = next(pending, None)
             per_char.append(current)
-        boxes = [(page_no, _rounded((min(c.l for c in line), min(c.t for c in line), max(c.r for c in line),
-                                     max(c.b for c in line)))) for page_no, line in lines]
+        boxes = [
+            (
+                page_no,
+                _rounded(
+                    (min(c.l for c in line), min(c.t for c in line), max(c.r for c in line), max(c.b for c in line))
+                ),
+            )
+            for page_no, line in lines
+        ]
         out: list[Line] = []
         run_start = 0
         for offset in range(1, len(text) + 1):
@@ -192,8 +206,13 @@ class PdfText:
 
     def _letters_in(self, page_no: int, bbox: BoundingBox) -> Counter:
         left, top, right, bottom = _top_left(bbox, self.heights[page_no])
-        return Counter(letter for c in self.chars(page_no) if left - _MARGIN <= (c.l + c.r) / 2 <= right + _MARGIN
-                       and top - _MARGIN <= (c.t + c.b) / 2 <= bottom + _MARGIN for letter in c.key)
+        return Counter(
+            letter
+            for c in self.chars(page_no)
+            if left - _MARGIN <= (c.l + c.r) / 2 <= right + _MARGIN
+            and top - _MARGIN <= (c.t + c.b) / 2 <= bottom + _MARGIN
+            for letter in c.key
+        )
 
     def item_box(self, item) -> tuple[int, list[float]] | None:
         """(page, box) of an item's first box (a picture: its text has no lines of its own)."""

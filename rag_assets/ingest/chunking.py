@@ -99,6 +99,7 @@ class ParentChunker:
         if block is not None and block.caption and start > block.start:
             lines.append(self._cache_get(("caption", id(block)), lambda: self._shorten(block.caption, CAPTION_SHARE)))
         if block is not None and block.kind == "table" and block.header_end is not None and start >= block.header_end:
+
             def header() -> str:
                 table_start = block.start + (len(block.caption) + 2 if block.caption else 0)
                 return self._shorten(parent.text[table_start : block.header_end], HEADER_SHARE)

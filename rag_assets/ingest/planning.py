@@ -27,8 +27,9 @@ class Registration:
     duplicates: dict[Path, str] = field(default_factory=dict)  # path -> key of the indexed copy
 
 
-def candidate_files(paths: Iterable[Path], follow_links_inside: bool = False,
-                    refused: dict[Path, str] | None = None) -> list[Path]:
+def candidate_files(
+    paths: Iterable[Path], follow_links_inside: bool = False, refused: dict[Path, str] | None = None
+) -> list[Path]:
     """Files as given; folders recursively, keeping supported documents only (sidecars,
     READMEs and scripts beside them are not documents).
 
@@ -40,10 +41,15 @@ def candidate_files(paths: Iterable[Path], follow_links_inside: bool = False,
     names: dict[Path, Counter] = {}
     for path in map(Path, paths):
         if path.is_dir():
-            found = [p for p in sorted(path.rglob("*"))
-                     if (p.is_symlink() or p.is_file()) and p.suffix.lower() in MEDIA_TYPES
-                     and not p.name.endswith(SIDECAR_SUFFIX) and not p.name.startswith(".")
-                     and p.name.lower() != "readme.md"]
+            found = [
+                p
+                for p in sorted(path.rglob("*"))
+                if (p.is_symlink() or p.is_file())
+                and p.suffix.lower() in MEDIA_TYPES
+                and not p.name.endswith(SIDECAR_SUFFIX)
+                and not p.name.startswith(".")
+                and p.name.lower() != "readme.md"
+            ]
             root = path
         else:
             found, root = [path], path.absolute().parent
@@ -62,8 +68,10 @@ def link_refusal(path: Path, folder: Path, follow_links_inside: bool) -> str | N
     if not path.is_symlink():
         return None
     if not follow_links_inside:
-        return "is a symbolic link; links are not followed (RAG_ASSETS_FOLLOW_LINKS_INSIDE=true follows " \
-               "links that stay inside the folder)"
+        return (
+            "is a symbolic link; links are not followed (RAG_ASSETS_FOLLOW_LINKS_INSIDE=true follows "
+            "links that stay inside the folder)"
+        )
     target = path.resolve()
     if not target.is_relative_to(folder.resolve()) or not target.is_file():
         return "is a symbolic link leading outside the folder (or to nothing); not followed"
@@ -96,8 +104,10 @@ def _outside_names(path: Path, folder: Path, names: dict[Path, Counter], follow:
     outside = stat.st_nlink - names[folder][stat.st_dev, stat.st_ino]
     if outside <= 0:
         return None
-    return (f"has {stat.st_nlink} names (hard links), {outside} of them outside {printable(folder.absolute())}; "
-            "a file with several names is read only when all of them are inside the folder ingested")
+    return (
+        f"has {stat.st_nlink} names (hard links), {outside} of them outside {printable(folder.absolute())}; "
+        "a file with several names is read only when all of them are inside the folder ingested"
+    )
 
 
 def hard_link_refusal(path: Path, folder: Path, names: dict[Path, Counter]) -> str | None:

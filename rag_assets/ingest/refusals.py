@@ -27,8 +27,12 @@ REFUSED_FILE = "refused.json"
 def budget_of(settings) -> dict:
     """Every limit a conversion ran under, and the code that ran: a change to any of them is a
     reason to try again."""
-    return {**Budget.of(settings).to_dict(), "convert_timeout_s": settings.convert_timeout_s,
-            "pages_in_flight": PAGES_IN_FLIGHT, "code_version": CODE_VERSIONS["docling_document"]}
+    return {
+        **Budget.of(settings).to_dict(),
+        "convert_timeout_s": settings.convert_timeout_s,
+        "pages_in_flight": PAGES_IN_FLIGHT,
+        "code_version": CODE_VERSIONS["docling_document"],
+    }
 
 
 def refusal_path(store: KnowledgeStore, document_id: str) -> Path:
@@ -36,11 +40,20 @@ def refusal_path(store: KnowledgeStore, document_id: str) -> Path:
 
 
 def record_refusal(store: KnowledgeStore, document_id: str, sha256: str, settings, exc: BudgetExceeded) -> None:
-    write_json_atomic(refusal_path(store, document_id), {
-        "sha256": sha256, "budget": budget_of(settings), "message": str(exc),
-        "file": exc.path, "reason": exc.reason, "setting": exc.setting, "limit": exc.limit, "value": exc.value,
-        "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-    })
+    write_json_atomic(
+        refusal_path(store, document_id),
+        {
+            "sha256": sha256,
+            "budget": budget_of(settings),
+            "message": str(exc),
+            "file": exc.path,
+            "reason": exc.reason,
+            "setting": exc.setting,
+            "limit": exc.limit,
+            "value": exc.value,
+            "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        },
+    )
 
 
 def standing_refusal(store: KnowledgeStore, document_id: str, sha256: str, settings) -> BudgetExceeded | None:
@@ -51,8 +64,13 @@ def standing_refusal(store: KnowledgeStore, document_id: str, sha256: str, setti
     refusal = read_json(path)
     if refusal.get("sha256") != sha256 or refusal.get("budget") != budget_of(settings):
         return None
-    return BudgetExceeded(refusal["file"], refusal["reason"], setting=refusal.get("setting", ""),
-                          limit=refusal.get("limit"), value=refusal.get("value"))
+    return BudgetExceeded(
+        refusal["file"],
+        refusal["reason"],
+        setting=refusal.get("setting", ""),
+        limit=refusal.get("limit"),
+        value=refusal.get("value"),
+    )
 
 
 def clear_refusal(store: KnowledgeStore, document_id: str) -> None:

@@ -183,7 +183,7 @@ def _record_id(document: DoclingDocument, refs: list[str]) -> str | None:
         while getattr(node, "parent", None) is not None:
             node = node.parent.resolve(document)
             if isinstance(node, GroupItem) and (node.name or "").startswith("record:"):
-                return node.name[len("record:"):]
+                return node.name[len("record:") :]
     return None
 
 
@@ -195,8 +195,14 @@ def _text_lines(layout: PdfText | None, item, at: int, length: int) -> list[Line
     return shifted(layout.item_lines(item, item.text), at - lead, at + length)
 
 
-def _table_lines(layout: PdfText | None, item: TableItem, caption_item, caption: str | None, at: int,
-                 cells: list[tuple[int, int, object]]) -> list[Line]:
+def _table_lines(
+    layout: PdfText | None,
+    item: TableItem,
+    caption_item,
+    caption: str | None,
+    at: int,
+    cells: list[tuple[int, int, object]],
+) -> list[Line]:
     """The caption's lines, then each written cell's box (a cell is one highlight)."""
     if layout is None or not item.prov:
         return []
@@ -225,8 +231,10 @@ def _blocks_and_headings(document: DoclingDocument, layout: PdfText | None = Non
                 yield ("heading", max(1, int(item.level)), item.text.strip())
             else:
                 text = item.text.strip()
-                yield ("block", Block("text", text, [item.self_ref], _pages(item),
-                                      lines=_text_lines(layout, item, 0, len(text))))
+                yield (
+                    "block",
+                    Block("text", text, [item.self_ref], _pages(item), lines=_text_lines(layout, item, 0, len(text))),
+                )
 
     for item, _level in document.iterate_items():
         if isinstance(item, TitleItem):
@@ -253,18 +261,28 @@ def _blocks_and_headings(document: DoclingDocument, layout: PdfText | None = Non
                 # relative to the block's text here; build_parents makes it a parent offset
                 header_end = len(text) - len(markdown) + len(header)
                 lines = _table_lines(layout, item, caption_item, caption, len(text) - len(markdown), cells)
-                yield ("block", Block("table", text, refs, _pages(item), caption=caption, header_end=header_end,
-                                      lines=lines))
+                yield (
+                    "block",
+                    Block("table", text, refs, _pages(item), caption=caption, header_end=header_end, lines=lines),
+                )
         elif isinstance(item, PictureItem):
             yield from flush_pending()
             caption = item.caption_text(document).strip() or None
             text = "\n".join(t for t in (caption, picture_text(item, document)) if t)
             # the text of a picture is drawn inside it: the picture's box is its one highlight
             where = layout.item_box(item) if layout is not None and text else None
-            yield ("block", Block("picture", text, [item.self_ref, *(ref.cref for ref in item.captions)],
-                                  _pages(item), caption=caption,
-                                  picture_path=_picture_path(item),
-                                  lines=[[0, len(text), where[0], *where[1]]] if where else []))
+            yield (
+                "block",
+                Block(
+                    "picture",
+                    text,
+                    [item.self_ref, *(ref.cref for ref in item.captions)],
+                    _pages(item),
+                    caption=caption,
+                    picture_path=_picture_path(item),
+                    lines=[[0, len(text), where[0], *where[1]]] if where else [],
+                ),
+            )
         elif isinstance(item, TextItem):
             if item.self_ref in caption_refs or item.label in (DocItemLabel.PAGE_HEADER, DocItemLabel.PAGE_FOOTER):
                 continue
@@ -285,8 +303,10 @@ def _blocks_and_headings(document: DoclingDocument, layout: PdfText | None = Non
                     text, at = f"{marker} {text}", len(marker) + 1
             else:
                 kind = "text"
-            yield ("block", Block(kind, text, [item.self_ref], _pages(item),
-                                  lines=_text_lines(layout, item, at, length)))
+            yield (
+                "block",
+                Block(kind, text, [item.self_ref], _pages(item), lines=_text_lines(layout, item, at, length)),
+            )
     yield from flush_pending()
 
 
@@ -295,8 +315,9 @@ def _shared(a: list[str], b: list[str]) -> int:
     return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
 
 
-def _merge_short_sections(sections: list[tuple[list[str], list[Block], int]], min_tokens: int,
-                          max_tokens: int) -> list[tuple[list[str], list[Block], int]]:
+def _merge_short_sections(
+    sections: list[tuple[list[str], list[Block], int]], min_tokens: int, max_tokens: int
+) -> list[tuple[list[str], list[Block], int]]:
     """Sections (path, blocks, tokens) under ``min_tokens`` joined with the sections that follow
     them under the same heading; each joined section's headings below the common path become
     heading blocks."""
@@ -323,7 +344,7 @@ def _merge_short_sections(sections: list[tuple[list[str], list[Block], int]], mi
             # the headings of this section that the previous one did not already show
             shared = _shared(path, shown)
             pages = own[0].pages if own else []
-            blocks += [Block("heading", heading, [], pages) for heading in path[max(shared, len(common)):]]
+            blocks += [Block("heading", heading, [], pages) for heading in path[max(shared, len(common)) :]]
             blocks += own
             shown = path
         merged.append((common, blocks, sum(t for _, _, t in group)))

@@ -52,8 +52,10 @@ def _check_pdf(path: Path) -> None:
 
 
 # Office archives and HTML checked for what they are, before any reader opens them
-OFFICE_MAIN_PARTS = {".docx": ("DOCX", "Word", "word/document.xml"),
-                     ".pptx": ("PPTX", "PowerPoint", "ppt/presentation.xml")}
+OFFICE_MAIN_PARTS = {
+    ".docx": ("DOCX", "Word", "word/document.xml"),
+    ".pptx": ("PPTX", "PowerPoint", "ppt/presentation.xml"),
+}
 
 
 def _check_office(path: Path) -> None:
@@ -94,7 +96,9 @@ def validate(path: Path, max_bytes: int) -> str:
     if size == 0:
         raise DocumentError(path, "file is empty (0 bytes)")
     if size > max_bytes:
-        raise DocumentError(path, f"file is {_human(size)}, over the {_human(max_bytes)} limit (RAG_ASSETS_MAX_FILE_MB)")
+        raise DocumentError(
+            path, f"file is {_human(size)}, over the {_human(max_bytes)} limit (RAG_ASSETS_MAX_FILE_MB)"
+        )
     if media_type == "application/pdf":
         _check_pdf(path)
     if path.suffix.lower() in OFFICE_MAIN_PARTS:
@@ -141,8 +145,14 @@ def store_copy(store: KnowledgeStore, path: Path, stored_name: str) -> tuple[Pat
     return target, sha, size
 
 
-def ingest_source(store: KnowledgeStore, document_id: str, path: Path, max_bytes: int,
-                  default_groups: Sequence[str] = (PUBLIC_GROUP,), top: Path | None = None) -> SourceRecord:
+def ingest_source(
+    store: KnowledgeStore,
+    document_id: str,
+    path: Path,
+    max_bytes: int,
+    default_groups: Sequence[str] = (PUBLIC_GROUP,),
+    top: Path | None = None,
+) -> SourceRecord:
     """Validate the file and its metadata (sidecars read no higher than ``top``; groups
     ``default_groups`` when none is named), copy it under its content hash and record what it is."""
     path = Path(path)

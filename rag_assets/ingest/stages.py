@@ -40,12 +40,14 @@ from rag_assets.index.rows import CHILD_JSON_COLUMNS, PARENT_JSON_COLUMNS, read_
 from rag_assets.versions import CODE_VERSIONS
 
 
-
 # The checks each stage reports, and whether a failure refuses the document (blocking).
 STAGE_CHECKS: dict[str, dict[str, bool]] = {
     "parents": {"parents_cover_body": True, "no_table_split": True},
-    "children": {"offsets_partition_parents": True, "children_within_token_budget": False,
-                 "every_child_has_one_parent": True},
+    "children": {
+        "offsets_partition_parents": True,
+        "children_within_token_budget": False,
+        "every_child_has_one_parent": True,
+    },
     "dense_embeddings": {"embeddings_match_children": True, "vectors_unit_norm": True, "model_recorded": True},
     "lexical_index": {"lexical_count_matches_children": True},
     "publication": {"published_version_complete": True, "no_other_version_left": True},
@@ -84,13 +86,15 @@ def run_source_document(settings: Settings, document_id: str) -> tuple[SourceRec
     refuse_again_if_unchanged(store, document_id, settings)
     path = store.source_path_of(document_id)
     try:
-        record = ingest_source(store, document_id, path, settings.max_file_bytes, settings.default_groups,
-                               metadata_top(settings, path))
+        record = ingest_source(
+            store, document_id, path, settings.max_file_bytes, settings.default_groups, metadata_top(settings, path)
+        )
     except MetadataError as exc:
         if published_version(store, document_id):  # its old groups may be the mistake being fixed
             withdraw(store, document_id)
-            raise MetadataError(exc.path, f"{exc.reason}; its published version is withdrawn until this is "
-                                          "fixed") from None
+            raise MetadataError(
+                exc.path, f"{exc.reason}; its published version is withdrawn until this is fixed"
+            ) from None
         raise
     return record, StageResult(
         warnings=record.warnings + [r.warning for r in refused_amendments(store, record)],
@@ -136,9 +140,14 @@ def run_docling_document(settings: Settings, document_id: str) -> StageResult:
     if refusal is not None:  # refused before, same bytes, same budget: at once, same message
         raise refusal
     try:  # the document's budget, enforced in the conversion process; a refusal is remembered
-        manifest = convert_and_save_with_limit(Path(record.stored_path), record.file_name,
-                                              store.docling_dir(document_id), provenance, settings.convert_timeout_s,
-                                              budget=Budget.of(settings))
+        manifest = convert_and_save_with_limit(
+            Path(record.stored_path),
+            record.file_name,
+            store.docling_dir(document_id),
+            provenance,
+            settings.convert_timeout_s,
+            budget=Budget.of(settings),
+        )
     except BudgetExceeded as exc:
         refusals.record_refusal(store, document_id, record.sha256, settings, exc)
         raise
@@ -146,8 +155,10 @@ def run_docling_document(settings: Settings, document_id: str) -> StageResult:
     version = short_id(record.sha256, manifest["pipeline"], CODE_VERSIONS["docling_document"])
     warnings = [f"{record.file_name}: {w}" for w in manifest.get("warnings", [])]
     if record.language and record.language != manifest["detected_language"]:
-        warnings.append(f"{record.file_name}: declared language '{record.language}' but the text reads as "
-                        f"'{manifest['detected_language']}'; indexed with the declared language's analyzer")
+        warnings.append(
+            f"{record.file_name}: declared language '{record.language}' but the text reads as "
+            f"'{manifest['detected_language']}'; indexed with the declared language's analyzer"
+        )
     return StageResult(
         warnings=warnings,
         data_version=version,
@@ -199,8 +210,14 @@ def run_parents(settings: Settings, document_id: str) -> StageResult:
     # a PDF's parents keep where their text is printed (the evidence highlighted on its page)
     layout = PdfText(Path(record.stored_path), document) if record.media_type == "application/pdf" else None
     try:
-        parents = build_parents(document, document_id, embedder.count_tokens, settings.parent_max_tokens,
-                                settings.parent_min_tokens, layout=layout)
+        parents = build_parents(
+            document,
+            document_id,
+            embedder.count_tokens,
+            settings.parent_max_tokens,
+            settings.parent_min_tokens,
+            layout=layout,
+        )
     finally:
         if layout is not None:
             layout.close()
@@ -220,9 +237,17 @@ def run_parents(settings: Settings, document_id: str) -> StageResult:
     # What the text says about acronyms, found once here so that readers merge summaries
     # instead of reading every parent's text at open.
     acronyms = DocumentAcronyms.of([r["text"] for r in rows], load_thesaurus())
-    write_json_atomic(store.acronyms_path(document_id), {
-        **acronyms.to_dict(), "provenance": {"document_id": document_id, "code_version": CODE_VERSIONS["parents"],
-                                             "parents_sha256": sha256_file(store.parents_path(document_id))}})
+    write_json_atomic(
+        store.acronyms_path(document_id),
+        {
+            **acronyms.to_dict(),
+            "provenance": {
+                "document_id": document_id,
+                "code_version": CODE_VERSIONS["parents"],
+                "parents_sha256": sha256_file(store.parents_path(document_id)),
+            },
+        },
+    )
     body = _body_items(document)
     placed = Counter(r for p in parents for r in p.item_refs)
     lost = [ref for ref in body if placed[ref] == 0]
@@ -286,7 +311,10 @@ def _describe_items(document, refs: list[str], limit: int = 5) -> str:
         item = RefItem(cref=ref).resolve(document)
         text = " ".join((getattr(item, "text", "") or "").split())
         page = _item_page(item)
-        parts.append(f'{ref}{f" (p. {page})" if page else ""}' + (f' "{text[:60]}{"…" if len(text) > 60 else ""}"' if text else ""))
+        parts.append(
+            f"{ref}{f' (p. {page})' if page else ''}"
+            + (f' "{text[:60]}{"…" if len(text) > 60 else ""}"' if text else "")
+        )
     more = f" and {len(refs) - limit} more" if len(refs) > limit else ""
     return ", ".join(parts) + more
 
@@ -355,9 +383,14 @@ def run_children(settings: Settings, document_id: str) -> StageResult:
             "children_within_token_budget": Check(
                 not over,
                 f"max {max((c.token_count for c in children), default=0)} of {settings.child_max_tokens} tokens"
-                + (f"; {len(over)} over budget, kept: " + ", ".join(
-                    f"{c.child_id} (p. {', '.join(map(str, c.pages))}, {c.token_count} tokens)" for c in over[:5])
-                   if over else ""),
+                + (
+                    f"; {len(over)} over budget, kept: "
+                    + ", ".join(
+                        f"{c.child_id} (p. {', '.join(map(str, c.pages))}, {c.token_count} tokens)" for c in over[:5]
+                    )
+                    if over
+                    else ""
+                ),
                 blocking=False,
             ),
             "every_child_has_one_parent": Check(
@@ -382,8 +415,11 @@ def _offsets_partition(children: list[dict], parent_texts: dict[str, str]) -> Ch
             position = end
         if position != len(text):
             bad.append(parent_id)
-    return Check(not bad, f"{len(parent_texts) - len(bad)} of {len(parent_texts)} parents exactly partitioned"
-                 + (f"; text lost or repeated in parents {', '.join(bad[:5])}" if bad else ""))
+    return Check(
+        not bad,
+        f"{len(parent_texts) - len(bad)} of {len(parent_texts)} parents exactly partitioned"
+        + (f"; text lost or repeated in parents {', '.join(bad[:5])}" if bad else ""),
+    )
 
 
 def run_dense_embeddings(settings: Settings, document_id: str, progress=None) -> StageResult:
@@ -418,7 +454,11 @@ def run_dense_embeddings(settings: Settings, document_id: str, progress=None) ->
     dense.stage_version(document_id, version, rows, embedder.dim, keep=_published(store, document_id))
     stored = dense.rows(document_id, columns=["child_id", "vector", "model", "version"])
     stored = stored.filter(pc.equal(stored["version"], version)) if stored.num_rows else stored
-    norms = np.linalg.norm(np.array(stored["vector"].to_pylist(), dtype=np.float32), axis=1) if stored.num_rows else np.ones(0)
+    norms = (
+        np.linalg.norm(np.array(stored["vector"].to_pylist(), dtype=np.float32), axis=1)
+        if stored.num_rows
+        else np.ones(0)
+    )
     return StageResult(
         data_version=short_id(version, model),
         metadata={
@@ -429,10 +469,13 @@ def run_dense_embeddings(settings: Settings, document_id: str, progress=None) ->
         },
         checks={
             "embeddings_match_children": Check(
-                stored.num_rows == len(children) and set(stored["child_id"].to_pylist()) == {c["child_id"] for c in children},
+                stored.num_rows == len(children)
+                and set(stored["child_id"].to_pylist()) == {c["child_id"] for c in children},
                 f"{stored.num_rows} rows for {len(children)} children",
             ),
-            "vectors_unit_norm": Check(bool(np.all(np.abs(norms - 1) < 1e-3)), f"{len(norms)} vectors, norms within 1e-3 of 1"),
+            "vectors_unit_norm": Check(
+                bool(np.all(np.abs(norms - 1) < 1e-3)), f"{len(norms)} vectors, norms within 1e-3 of 1"
+            ),
             "model_recorded": Check(
                 stored.num_rows == 0 or set(stored["model"].to_pylist()) == {model},
                 model,
@@ -471,7 +514,9 @@ def run_lexical_index(settings: Settings, document_id: str) -> StageResult:
         data_version=short_id(version, language),
         metadata={"entries": count, "language": language},
         checks={
-            "lexical_count_matches_children": Check(count == len(children), f"{count} entries for {len(children)} children"),
+            "lexical_count_matches_children": Check(
+                count == len(children), f"{count} entries for {len(children)} children"
+            ),
         },
     )
 
@@ -491,8 +536,11 @@ def run_publication(settings: Settings, document_id: str) -> StageResult:
     children = load_children(store, document_id)
     version = _children_version(children)
     dense, lexical = DenseIndex.of(store), LexicalIndex(store.tantivy_dir)
-    counts = {"children": len(children), "dense": dense.count(document_id, version),
-              "lexical": lexical.count(document_id, version)}
+    counts = {
+        "children": len(children),
+        "dense": dense.count(document_id, version),
+        "lexical": lexical.count(document_id, version),
+    }
     consistent = counts["dense"] == counts["lexical"] == counts["children"]
     if not consistent:
         raise RuntimeError(f"{document_id}: version {version} is incomplete in the indexes {counts}; not published")
@@ -504,11 +552,18 @@ def run_publication(settings: Settings, document_id: str) -> StageResult:
     dense_index = dense.maintain_ann_index()  # exact below ANN_MIN_ROWS rows, IVF-PQ above
     return StageResult(
         data_version=version,
-        metadata={"version": version, "previous_version": previous, "published_at": entry["published_at"], **counts,
-                  "dense_index": dense_index},
+        metadata={
+            "version": version,
+            "previous_version": previous,
+            "published_at": entry["published_at"],
+            **counts,
+            "dense_index": dense_index,
+        },
         checks={
             "published_version_complete": Check(consistent, f"{counts}"),
-            "no_other_version_left": Check(leftovers == (0, 0), f"{leftovers[0]} dense and {leftovers[1]} lexical rows of other versions"),
+            "no_other_version_left": Check(
+                leftovers == (0, 0), f"{leftovers[0]} dense and {leftovers[1]} lexical rows of other versions"
+            ),
         },
     )
 

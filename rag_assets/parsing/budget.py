@@ -88,6 +88,7 @@ def _exceeded(name: str, setting: str, limit: float, value: float, reason: str) 
 
 # -- before converting -------------------------------------------------------------------------
 
+
 def check_before_conversion(source_path: Path, display_name: str, budget: Budget) -> None:
     """Pages and page size (PDF), expansion (DOCX/PPTX), characters (Markdown): refused
     before Docling opens the file."""
@@ -109,14 +110,24 @@ def _check_pdf(source_path: Path, display_name: str, budget: Budget) -> None:
     try:
         pages = len(pdf)
         if pages > budget.max_pages:
-            raise _exceeded(display_name, VARIABLES["max_pages"], budget.max_pages, pages,
-                            f"document has {pages:,} pages, over the {budget.max_pages:,}-page limit")
+            raise _exceeded(
+                display_name,
+                VARIABLES["max_pages"],
+                budget.max_pages,
+                pages,
+                f"document has {pages:,} pages, over the {budget.max_pages:,}-page limit",
+            )
         for index in range(pages):
             width, height = pdf.get_page_size(index)  # from the page tree, without loading the page
             if max(width, height) > budget.max_page_pt:
-                raise _exceeded(display_name, VARIABLES["max_page_pt"], budget.max_page_pt, max(width, height),
-                                f"page {index + 1} is {width:,.0f} × {height:,.0f} pt, over the "
-                                f"{budget.max_page_pt:,.0f}-pt page size limit")
+                raise _exceeded(
+                    display_name,
+                    VARIABLES["max_page_pt"],
+                    budget.max_page_pt,
+                    max(width, height),
+                    f"page {index + 1} is {width:,.0f} × {height:,.0f} pt, over the "
+                    f"{budget.max_page_pt:,.0f}-pt page size limit",
+                )
     finally:
         pdf.close()
 
@@ -135,9 +146,14 @@ def _check_archive(source_path: Path, display_name: str, budget: Budget) -> None
         return  # the source stage says what is wrong with it; nothing to expand
     ratio = expanded / max(1, size)
     if ratio > budget.max_archive_ratio:
-        raise _exceeded(display_name, VARIABLES["max_archive_ratio"], budget.max_archive_ratio, round(ratio, 1),
-                        f"archive expands {ratio:,.0f}× ({_size(size)} → {_size(expanded)}), over the "
-                        f"{budget.max_archive_ratio:,.0f}× expansion limit")
+        raise _exceeded(
+            display_name,
+            VARIABLES["max_archive_ratio"],
+            budget.max_archive_ratio,
+            round(ratio, 1),
+            f"archive expands {ratio:,.0f}× ({_size(size)} → {_size(expanded)}), over the "
+            f"{budget.max_archive_ratio:,.0f}× expansion limit",
+        )
 
 
 def _size(n: int) -> str:
@@ -146,20 +162,31 @@ def _size(n: int) -> str:
 
 # -- after converting --------------------------------------------------------------------------
 
+
 def check_characters(characters: int, display_name: str, budget: Budget) -> None:
     if characters > budget.max_characters:
-        raise _exceeded(display_name, VARIABLES["max_characters"], budget.max_characters, characters,
-                        f"document has {characters:,} characters of text, over the "
-                        f"{budget.max_characters:,}-character limit")
+        raise _exceeded(
+            display_name,
+            VARIABLES["max_characters"],
+            budget.max_characters,
+            characters,
+            f"document has {characters:,} characters of text, over the {budget.max_characters:,}-character limit",
+        )
 
 
 def check_tokens(tokens: int, display_name: str, budget: Budget) -> None:
     if tokens > budget.max_tokens:
-        raise _exceeded(display_name, VARIABLES["max_tokens"], budget.max_tokens, tokens,
-                        f"document has {tokens:,} tokens of text, over the {budget.max_tokens:,}-token limit")
+        raise _exceeded(
+            display_name,
+            VARIABLES["max_tokens"],
+            budget.max_tokens,
+            tokens,
+            f"document has {tokens:,} tokens of text, over the {budget.max_tokens:,}-token limit",
+        )
 
 
 # -- memory ------------------------------------------------------------------------------------
+
 
 def limit_memory(budget: Budget) -> None:
     """In the conversion process: cap its data memory (heap, private mappings)."""
@@ -184,22 +211,34 @@ def data_memory_mb(pid: int) -> float | None:
 def over_memory(display_name: str, budget: Budget, used_mb: float | None = None) -> BudgetExceeded:
     setting = VARIABLES["max_memory_mb"]
     used = f"used {math.ceil(used_mb):,} MB, over" if used_mb is not None else "needed more than"
-    return BudgetExceeded(display_name, f"conversion {used} the {budget.max_memory_mb:,} MB memory limit "
-                                        f"({setting}); stopped", setting=setting, limit=budget.max_memory_mb,
-                          value=used_mb)
+    return BudgetExceeded(
+        display_name,
+        f"conversion {used} the {budget.max_memory_mb:,} MB memory limit ({setting}); stopped",
+        setting=setting,
+        limit=budget.max_memory_mb,
+        value=used_mb,
+    )
 
 
 def memory_plateau(display_name: str, budget: Budget, held_mb: float, seconds: float) -> BudgetExceeded:
     setting = VARIABLES["memory_plateau_s"]
     share = f"{budget.memory_plateau_fraction * 100:g} %"
-    return BudgetExceeded(display_name, f"conversion held {math.floor(held_mb):,} MB, over {share} of the "
-                                        f"{budget.max_memory_mb:,} MB memory limit, for {seconds:,.0f} s "
-                                        f"({VARIABLES['memory_plateau_fraction']}, {setting}); stopped",
-                          setting=setting, limit=budget.memory_plateau_s, value=round(seconds, 1))
+    return BudgetExceeded(
+        display_name,
+        f"conversion held {math.floor(held_mb):,} MB, over {share} of the "
+        f"{budget.max_memory_mb:,} MB memory limit, for {seconds:,.0f} s "
+        f"({VARIABLES['memory_plateau_fraction']}, {setting}); stopped",
+        setting=setting,
+        limit=budget.memory_plateau_s,
+        value=round(seconds, 1),
+    )
 
 
-_ALLOCATION = re.compile(r"MemoryError|bad_alloc|out of memory|cannot allocate memory|unable to allocate|"
-                         r"failed to allocate", re.IGNORECASE)
+_ALLOCATION = re.compile(
+    r"MemoryError|bad_alloc|out of memory|cannot allocate memory|unable to allocate|"
+    r"failed to allocate",
+    re.IGNORECASE,
+)
 
 
 def is_memory_failure(exc: BaseException) -> bool:

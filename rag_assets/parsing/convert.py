@@ -140,15 +140,19 @@ def office_defect(source_path: Path) -> str | None:
             for part in parts:
                 try:
                     with archive.open(part) as handle:
-                        tree = etree.parse(handle, etree.XMLParser(resolve_entities=False, no_network=True,
-                                                                   load_dtd=False, huge_tree=False))
+                        tree = etree.parse(
+                            handle,
+                            etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False),
+                        )
                 except KeyError:
                     return f"{kind} is incomplete: its archive has no {part}"
                 except etree.XMLSyntaxError as exc:
                     return f"{kind} is malformed: {part} is not well-formed XML ({exc})"
                 if tree.docinfo.internalDTD is not None or tree.docinfo.doctype:
-                    return (f"{kind} declares entities: {part} has a DTD (<!DOCTYPE …>), which Office documents "
-                            "never hold; not read")
+                    return (
+                        f"{kind} declares entities: {part} has a DTD (<!DOCTYPE …>), which Office documents "
+                        "never hold; not read"
+                    )
     except (zipfile.BadZipFile, OSError) as exc:
         return f"{kind} is corrupt or truncated ({exc})"
     return None
@@ -162,9 +166,13 @@ def unreadable_reason(source_path: Path) -> str:
         return defect
     suffix = source_path.suffix.lower()
     if suffix in _MAIN_XML:
-        return f"{_MAIN_XML[suffix][0]} could not be read: its parts are well-formed XML but not a document the " \
-               "reader understands"
-    kind = {".html": "HTML", ".htm": "HTML", ".md": "Markdown", ".markdown": "Markdown"}.get(suffix, suffix.lstrip(".").upper())
+        return (
+            f"{_MAIN_XML[suffix][0]} could not be read: its parts are well-formed XML but not a document the "
+            "reader understands"
+        )
+    kind = {".html": "HTML", ".htm": "HTML", ".md": "Markdown", ".markdown": "Markdown"}.get(
+        suffix, suffix.lstrip(".").upper()
+    )
     return f"{kind} could not be read (malformed, or a structure the reader cannot handle)"
 
 
@@ -238,8 +246,10 @@ def _why_nothing(source_path: Path, text_layer: TextLayerReport) -> str:
     if source_path.suffix.lower() != ".pdf":
         return "no text"
     if text_layer.ocr_unavailable:
-        return (f"no readable page: no text layer and OCR unavailable ({text_layer.ocr_unavailable}: "
-                f"{install_hint(text_layer.languages)})")
+        return (
+            f"no readable page: no text layer and OCR unavailable ({text_layer.ocr_unavailable}: "
+            f"{install_hint(text_layer.languages)})"
+        )
     if text_layer.ocr_pages or text_layer.pages:
         return "no readable page: no text layer, and OCR (Tesseract) found no text"
     return "no readable page: no text on any page"
@@ -259,7 +269,11 @@ def load_document(out_dir: Path) -> DoclingDocument:
 # ProcessPoolExecutor cannot stop a running task, does not say which signal killed a worker, and
 # cannot return an exception whose __init__ pickle cannot replay (DocumentError(path, reason)).
 
-SERVER_PRELOAD = ["docling.document_converter", "rag_assets.parsing.pdf_pipeline", "rag_assets.parsing.conversion_server"]
+SERVER_PRELOAD = [
+    "docling.document_converter",
+    "rag_assets.parsing.pdf_pipeline",
+    "rag_assets.parsing.conversion_server",
+]
 TIMEOUT_SETTING = "RAG_ASSETS_CONVERT_TIMEOUT_S"
 EXIT_GRACE_S = 10.0  # a child that has replied (or closed its end) gets this long to exit
 
@@ -354,9 +368,13 @@ def _wait(conn, process, timeout_s: float, budget: budgets.Budget | None):
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            return lambda name: BudgetExceeded(name, f"conversion took longer than the {timeout_s:g} s limit "
-                                                     f"({TIMEOUT_SETTING}); stopped",
-                                               setting=TIMEOUT_SETTING, limit=timeout_s, value=timeout_s)
+            return lambda name: BudgetExceeded(
+                name,
+                f"conversion took longer than the {timeout_s:g} s limit ({TIMEOUT_SETTING}); stopped",
+                setting=TIMEOUT_SETTING,
+                limit=timeout_s,
+                value=timeout_s,
+            )
         if conn.poll(remaining if budget is None else min(remaining, MEMORY_POLL_S)):
             return None  # True on a reply, and on EOF when the child dies
         used = budgets.data_memory_mb(process.pid) if budget is not None else None
@@ -383,8 +401,11 @@ def _convert_in_child(conn, source_path, display_name, out_dir, provenance, arti
     if budget is not None:
         budgets.limit_memory(budget)  # a sudden huge allocation fails here, not on the machine
     try:
-        reply = ("manifest", convert_and_save(source_path, display_name, out_dir, provenance, artifacts_path,
-                                              budget).manifest, "")
+        reply = (
+            "manifest",
+            convert_and_save(source_path, display_name, out_dir, provenance, artifacts_path, budget).manifest,
+            "",
+        )
     except Exception as exc:  # noqa: BLE001 - every error goes back to the parent
         if budget is not None and not isinstance(exc, BudgetExceeded) and budgets.is_memory_failure(exc):
             exc = budgets.over_memory(display_name, budget)

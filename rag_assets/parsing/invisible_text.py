@@ -110,8 +110,9 @@ def page_chars(page: pypdfium2.PdfPage) -> list[PdfChar]:
     return out
 
 
-def _flat_colours(page: pypdfium2.PdfPage, boxes: dict[int, list[float]],
-                   origin: tuple[float, float]) -> dict[int, np.ndarray | None]:
+def _flat_colours(
+    page: pypdfium2.PdfPage, boxes: dict[int, list[float]], origin: tuple[float, float]
+) -> dict[int, np.ndarray | None]:
     """Text object -> the flat colour its boxes show, or None when its glyphs are seen."""
     rotation = page.get_rotation()
     if rotation:
@@ -135,8 +136,10 @@ def _flat_colours(page: pypdfium2.PdfPage, boxes: dict[int, list[float]],
 def hidden_summary(reasons: Counter[str]) -> str:
     """'41 characters of invisible text dropped (same colour as what is under it, under 2 pt)'."""
     total = sum(reasons.values())
-    return (f"{total} character{'s' if total != 1 else ''} of invisible text dropped "
-            f"({', '.join(reason for reason, _ in reasons.most_common())})")
+    return (
+        f"{total} character{'s' if total != 1 else ''} of invisible text dropped "
+        f"({', '.join(reason for reason, _ in reasons.most_common())})"
+    )
 
 
 __all__ = [

@@ -391,7 +391,11 @@ def _classify_one(
     det: Detection, det_rules: Rules, page_words: Sequence[Word], body_h: float, confident: bool
 ) -> list[tuple[DocItemLabel | None, float, Detection]]:
     words = [w for w in page_words if _inside(w, det)]
-    text_hint = (None, max(det.score, ACCEPT_SCORE), Detection("text", max(det.score, ACCEPT_SCORE), det.l, det.t, det.r, det.b))
+    text_hint = (
+        None,
+        max(det.score, ACCEPT_SCORE),
+        Detection("text", max(det.score, ACCEPT_SCORE), det.l, det.t, det.r, det.b),
+    )
     if not words:
         return []
     # Column rules, or words lined up in columns; a framed single-column
@@ -405,9 +409,20 @@ def _classify_one(
             return [text_hint]
         # cells of prose side by side: one text region per cell
         return [
-            (None, text_hint[1], Detection("text", text_hint[1], grid.col_edges[c.col0], grid.row_edges[c.row0],
-                                           grid.col_edges[c.col1], grid.row_edges[c.row1]))
-            for c in grid.cells if c.words
+            (
+                None,
+                text_hint[1],
+                Detection(
+                    "text",
+                    text_hint[1],
+                    grid.col_edges[c.col0],
+                    grid.row_edges[c.row0],
+                    grid.col_edges[c.col1],
+                    grid.row_edges[c.row1],
+                ),
+            )
+            for c in grid.cells
+            if c.words
         ]
     return [(DocItemLabel.TABLE, max(det.score, ACCEPT_SCORE), det)]
 
@@ -449,6 +464,7 @@ def build_clusters(
     special: list[tuple[DocItemLabel, float, Detection]] = []
     hints: list[Detection] = []
     captions: list[Detection] = []
+
     def running_line(det: Detection) -> bool:
         # a running header/footer is a few words; body text set high on a page is not
         return len([w for w in page_words if _inside(w, det)]) <= RUNNING_LINE_WORDS
@@ -461,18 +477,25 @@ def build_clusters(
         elif det.label in ("header", "footer"):
             hints.append(Detection("text", det.score, det.l, det.t, det.r, det.b))
         elif det.label in ("figure", "table"):
-            if any(det.l >= d.l - 2 and det.t >= d.t - 2 and det.r <= d.r + 2 and det.b <= d.b + 2
-                   for _, _, d in special if d is not det and d.label in ("figure", "table")):
+            if any(
+                det.l >= d.l - 2 and det.t >= d.t - 2 and det.r <= d.r + 2 and det.b <= d.b + 2
+                for _, _, d in special
+                if d is not det and d.label in ("figure", "table")
+            ):
                 continue  # the same region detected twice (figure and table)
-            for label, score, region in _classify_region(det, rules, page_words, [w for _, w in lines], bitmaps, body_h):
+            for label, score, region in _classify_region(
+                det, rules, page_words, [w for _, w in lines], bitmaps, body_h
+            ):
                 if label is None:
                     hints.append(region)
                 elif not any(_overlap_share(region, d) > 0.8 for lab, _, d in special if lab == label):
                     special.append((label, score, region))
         elif det.label in ("figure_caption", "table_caption") and det.score >= ACCEPT_SCORE:
             captions.append(det)
-        elif det.label == "equation" and det.score >= ACCEPT_SCORE and _looks_like_formula(
-            " ".join(w.text for _, w in lines if _inside(w, det))
+        elif (
+            det.label == "equation"
+            and det.score >= ACCEPT_SCORE
+            and _looks_like_formula(" ".join(w.text for _, w in lines if _inside(w, det)))
         ):
             special.append((DocItemLabel.FORMULA, det.score, det))
         elif det.label != "figure":
@@ -487,8 +510,14 @@ def build_clusters(
         else:
             hints.append(det)
 
-    priority = [DocItemLabel.PAGE_HEADER, DocItemLabel.PAGE_FOOTER, DocItemLabel.TABLE,
-                DocItemLabel.PICTURE, DocItemLabel.FORMULA, DocItemLabel.CAPTION]
+    priority = [
+        DocItemLabel.PAGE_HEADER,
+        DocItemLabel.PAGE_FOOTER,
+        DocItemLabel.TABLE,
+        DocItemLabel.PICTURE,
+        DocItemLabel.FORMULA,
+        DocItemLabel.CAPTION,
+    ]
     special.sort(key=lambda s: (priority.index(s[0]), -s[1]))
     special_cells: dict[int, list[tuple[TextCell, Word]]] = {i: [] for i in range(len(special))}
     free: list[_Line] = []
@@ -574,11 +603,15 @@ def _group_paragraphs(lines: list[_Line]) -> list[list[_Line]]:
         printed.setdefault(find(i), []).append(i)
     boxes = {root: _union_bbox([lines[i].word for i in members]) for root, members in printed.items()}
     heights = {root: float(np.median([lines[i].word.h for i in members])) for root, members in printed.items()}
-    hint_of = {root: next((lines[i].hint for i in members if lines[i].hint is not None), None)
-               for root, members in printed.items()}
+    hint_of = {
+        root: next((lines[i].hint for i in members if lines[i].hint is not None), None)
+        for root, members in printed.items()
+    }
     bold = {root: all(lines[i].word.bold for i in members) for root, members in printed.items()}
-    text = {root: " ".join(lines[i].word.text for i in sorted(members, key=lambda i: lines[i].word.l))
-            for root, members in printed.items()}
+    text = {
+        root: " ".join(lines[i].word.text for i in sorted(members, key=lambda i: lines[i].word.l))
+        for root, members in printed.items()
+    }
     roots = sorted(printed, key=lambda r: boxes[r].t)
 
     below: dict[int, list[int]] = {r: [] for r in roots}

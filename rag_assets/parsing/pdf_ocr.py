@@ -109,7 +109,9 @@ def _tesseract_probe(cmd: str, tessdata: str | None) -> tuple[str | None, tuple[
         version = subprocess.run([binary, "--version"], capture_output=True, timeout=30, check=True)
         langs = subprocess.run(
             [binary, "--list-langs", *(["--tessdata-dir", tessdata] if tessdata else [])],
-            capture_output=True, timeout=30, check=True,
+            capture_output=True,
+            timeout=30,
+            check=True,
         )
     except (OSError, subprocess.SubprocessError):
         return None, ()
@@ -204,13 +206,19 @@ def _line_with_words(text: str, members: Sequence[TextCell], raw_words: dict[int
 
 
 def _union(boxes: Sequence[BoundingBox]) -> BoundingBox:
-    return BoundingBox(l=min(b.l for b in boxes), t=min(b.t for b in boxes), r=max(b.r for b in boxes),
-                       b=max(b.b for b in boxes), coord_origin=boxes[0].coord_origin)
+    return BoundingBox(
+        l=min(b.l for b in boxes),
+        t=min(b.t for b in boxes),
+        r=max(b.r for b in boxes),
+        b=max(b.b for b in boxes),
+        coord_origin=boxes[0].coord_origin,
+    )
 
 
 def _boxes(cells: Sequence[TextCell]) -> np.ndarray:
-    return np.array([[b.l, min(b.t, b.b), b.r, max(b.t, b.b)] for b in (c.rect.to_bounding_box() for c in cells)],
-                    dtype=float).reshape(-1, 4)
+    return np.array(
+        [[b.l, min(b.t, b.b), b.r, max(b.t, b.b)] for b in (c.rect.to_bounding_box() for c in cells)], dtype=float
+    ).reshape(-1, 4)
 
 
 def _owners(cells: Sequence[TextCell], chars: Sequence[PdfChar]) -> np.ndarray:
@@ -240,8 +248,11 @@ def drop_hidden_cells(parsed: SegmentedPdfPage, chars: Sequence[PdfChar]) -> Cou
         return Counter()
     if parsed.char_cells:
         owner = _owners(parsed.char_cells, chars)
-        hidden = {i for i in set(owner[[c.hidden is not None for c in chars]]) - {-1}
-                  if all(chars[j].hidden for j in np.flatnonzero(owner == i))}
+        hidden = {
+            i
+            for i in set(owner[[c.hidden is not None for c in chars]]) - {-1}
+            if all(chars[j].hidden for j in np.flatnonzero(owner == i))
+        }
         parsed.char_cells = [c for i, c in enumerate(parsed.char_cells) if i not in hidden]
     words = list(parsed.word_cells)
     owner = _owners(words, chars)
@@ -300,11 +311,16 @@ def ocr_lines(words: Sequence[TextCell]) -> list[TextCell]:
         for piece in pieces:
             text = " ".join(w.text for w, _ in piece)
             union = _union([bx for _, bx in piece])
-            lines.append(TextCell(
-                index=len(lines), text=text, orig=text, from_ocr=True,
-                confidence=sum(w.confidence for w, _ in piece) / len(piece),
-                rect=BoundingRectangle.from_bounding_box(union),
-            ))
+            lines.append(
+                TextCell(
+                    index=len(lines),
+                    text=text,
+                    orig=text,
+                    from_ocr=True,
+                    confidence=sum(w.confidence for w, _ in piece) / len(piece),
+                    rect=BoundingRectangle.from_bounding_box(union),
+                )
+            )
     return lines
 
 
@@ -559,8 +575,9 @@ class TextLayerReport:
             "ocr_pages": self.ocr_pages,
             "repaired_pages": {str(k): v for k, v in self.repaired_pages.items()},
             "unreadable_pages": self.unreadable_pages,
-            "text_layer_pages": {str(p.page_no): {k: v for k, v in asdict(p).items() if k != "page_no" and v}
-                                 for p in self.pages},
+            "text_layer_pages": {
+                str(p.page_no): {k: v for k, v in asdict(p).items() if k != "page_no" and v} for p in self.pages
+            },
             "invisible_text_pages": {str(page): reasons for page, reasons in self.hidden.items()},
         }
 
@@ -568,8 +585,11 @@ class TextLayerReport:
         out = []
         by_shift: dict[str, list[int]] = {}
         for page, shift in self.repaired_pages.items():
-            key = (f"{shift:+d} code point{'s' if abs(shift) > 1 else ''}" if isinstance(shift, int)
-                   else ", ".join(f"{k:+d} in font {f}" for f, k in shift.items()))
+            key = (
+                f"{shift:+d} code point{'s' if abs(shift) > 1 else ''}"
+                if isinstance(shift, int)
+                else ", ".join(f"{k:+d} in font {f}" for f, k in shift.items())
+            )
             by_shift.setdefault(key, []).append(page)
         for key, pages in by_shift.items():
             out.append(f"{_page_ranges(pages)}: text layer shifted by {key} (broken ToUnicode map), repaired")
@@ -582,11 +602,15 @@ class TextLayerReport:
         unavailable = [p.page_no for p in self._with("unreadable") if p.ocr_unavailable]
         if unavailable:
             why = self.ocr_unavailable
-            out.append(f"{_page_ranges(unavailable)}: no readable text and OCR unavailable ({why}: "
-                       f"{install_hint(self.languages)}); kept without {_them(unavailable)}")
+            out.append(
+                f"{_page_ranges(unavailable)}: no readable text and OCR unavailable ({why}: "
+                f"{install_hint(self.languages)}); kept without {_them(unavailable)}"
+            )
         failed = [p.page_no for p in self._with("unreadable") if not p.ocr_unavailable]
         if failed:
-            out.append(f"{_page_ranges(failed)}: garbled text layer and OCR found no text; kept without {_them(failed)}")
+            out.append(
+                f"{_page_ranges(failed)}: garbled text layer and OCR found no text; kept without {_them(failed)}"
+            )
         out += [f"page {page}: {hidden_summary(Counter(reasons))}" for page, reasons in self.hidden.items()]
         return out
 

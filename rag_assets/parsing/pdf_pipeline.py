@@ -203,8 +203,10 @@ def pdf_pipeline_options(artifacts_path: str | None = None) -> ThreadedPdfPipeli
     """Pipeline options: Docling's models where they can run, ours otherwise (our stages
     come from the ``docling`` entry point, hence ``allow_external_plugins``)."""
     if RulingTableOptions not in _table_factory().classes:
-        raise RuntimeError("Docling did not load the rag_assets plugin (entry point 'docling: rag_assets' in "
-                           "pyproject.toml): reinstall the project with `pip install -e .`")
+        raise RuntimeError(
+            "Docling did not load the rag_assets plugin (entry point 'docling: rag_assets' in "
+            "pyproject.toml): reinstall the project with `pip install -e .`"
+        )
     use_docling_layout = docling_layout_available(artifacts_path)
     use_docling_tables = docling_tables_available(artifacts_path)
     return ThreadedPdfPipelineOptions(

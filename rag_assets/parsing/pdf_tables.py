@@ -135,9 +135,7 @@ def to_word(cell: TextCell) -> Word | None:
     return Word(l=l, t=t, r=r, b=b, text=text, bold=is_bold(cell))
 
 
-def words_in_bbox(
-    cells: Iterable[TextCell], bbox: BoundingBox, min_inside: float = 0.5
-) -> list[Word]:
+def words_in_bbox(cells: Iterable[TextCell], bbox: BoundingBox, min_inside: float = 0.5) -> list[Word]:
     """Words whose area lies mostly inside ``bbox`` (top-left coordinates)."""
     words = []
     for cell in cells:
@@ -278,10 +276,7 @@ def _drop_empty_bands(edges: list[float], centers: Sequence[float]) -> list[floa
 
 def _rule_between(rules: Rules, y0: float, y1: float, x0: float, x1: float) -> bool:
     """Whether a horizontal rule between y0 and y1 spans part of [x0, x1]."""
-    return any(
-        y0 - 1 <= y <= y1 + 1 and min(b, x1) - max(a, x0) > 0.3 * (x1 - x0)
-        for y, a, b in rules.horizontal
-    )
+    return any(y0 - 1 <= y <= y1 + 1 and min(b, x1) - max(a, x0) > 0.3 * (x1 - x0) for y, a, b in rules.horizontal)
 
 
 def _col_of(x: float, col_edges: Sequence[float]) -> int:
@@ -302,9 +297,7 @@ def _goes_on(line: TextLine, above: TextLine, col_edges: Sequence[float]) -> boo
     return first.text.lstrip("(")[:1].islower() and any(_col_of(w.cx, col_edges) == column for w in above.words)
 
 
-def _text_rows(
-    lines: Sequence[TextLine], col_edges: Sequence[float], rules: Rules
-) -> list[list[TextLine]]:
+def _text_rows(lines: Sequence[TextLine], col_edges: Sequence[float], rules: Rules) -> list[list[TextLine]]:
     """Group text lines into table rows.
 
     A line continues the row above (a wrapped cell) when it is set tight under
@@ -558,7 +551,9 @@ def grid_to_table(grid: TableGrid, cluster_table: Table) -> Table:
                 column_header=grid.header and cell.row0 == 0,
             )
         )
-    by_pos = {(r, c): cell for cell in grid.cells for r in range(cell.row0, cell.row1) for c in range(cell.col0, cell.col1)}
+    by_pos = {
+        (r, c): cell for cell in grid.cells for r in range(cell.row0, cell.row1) for c in range(cell.col0, cell.col1)
+    }
     otsl: list[str] = []
     for r in range(grid.num_rows):
         for c in range(grid.num_cols):
@@ -606,9 +601,7 @@ class RulingTableStructureModel(BaseTableStructureModel):
     def get_options_type(cls) -> type[RulingTableOptions]:
         return RulingTableOptions
 
-    def predict_tables(
-        self, conv_res: ConversionResult, pages: Sequence[Page]
-    ) -> Sequence[TableStructurePrediction]:
+    def predict_tables(self, conv_res: ConversionResult, pages: Sequence[Page]) -> Sequence[TableStructurePrediction]:
         predictions = []
         for page in pages:
             if page._backend is None or not page._backend.is_valid() or page.predictions.layout is None:

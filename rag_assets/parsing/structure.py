@@ -42,8 +42,12 @@ RUNNING_HEADER_PAGES = 3  # a page header on this many pages is a running title,
 HEADING_WORDS = 10  # a page header this short, not shaped like a sentence, is a heading taken for one
 HEADING_QUESTION_WORDS = 15  # "Quand commence la couverture et quand prend-elle fin ?"
 PARAGRAPH_HEADING_WORDS = 4  # a "heading" this long running on in lowercase is a paragraph's first line
-PROSE_WORDS = 8  # a block this long stopping mid-sentence is prose that runs on (shorter: a label of a grid read as text)
-_BAD_TITLES = re.compile(r"^(untitled|undefined|sans titre|document\d*|microsoft word.*|.*\.(docx?|pdf|indd|qxd))$", re.IGNORECASE)
+PROSE_WORDS = (
+    8  # a block this long stopping mid-sentence is prose that runs on (shorter: a label of a grid read as text)
+)
+_BAD_TITLES = re.compile(
+    r"^(untitled|undefined|sans titre|document\d*|microsoft word.*|.*\.(docx?|pdf|indd|qxd))$", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True)
@@ -127,9 +131,17 @@ def find_table_of_contents(document: DoclingDocument) -> tuple[list, list[TocEnt
     # Page numbers and "pages" column titles the layout left beside the contents.
     toc_pages = {i.prov[0].page_no for i in items if getattr(i, "prov", None)}
     for item, _ in document.iterate_items():
-        if (isinstance(item, TextItem) and item not in items and item.prov and item.prov[0].page_no in toc_pages
-                and (_PAGE_NUMBERS.match(item.text.strip()) or item.text.strip().lower() in ("pages", "page")
-                     or _TRAILING_LEADERS.search(item.text.strip()))):
+        if (
+            isinstance(item, TextItem)
+            and item not in items
+            and item.prov
+            and item.prov[0].page_no in toc_pages
+            and (
+                _PAGE_NUMBERS.match(item.text.strip())
+                or item.text.strip().lower() in ("pages", "page")
+                or _TRAILING_LEADERS.search(item.text.strip())
+            )
+        ):
             items.append(item)
     return items, entries
 
@@ -144,13 +156,20 @@ def _alternating_contents(document: DoclingDocument, pages: int) -> list[tuple[o
             lines.setdefault(item.prov[0].page_no, []).append(item)
     found = []
     for page_lines in lines.values():
-        pairs = [(a, b) for a, b in zip(page_lines, page_lines[1:])
-                 if _PAGE_NUMBER.match(b.text.strip()) and not _PAGE_NUMBERS.match(a.text.strip())
-                 and a.text.strip().lower() not in ("pages", "page")
-                 and 0 < int(re.sub(r"\D", "", b.text)) <= max(pages, 1)]
+        pairs = [
+            (a, b)
+            for a, b in zip(page_lines, page_lines[1:])
+            if _PAGE_NUMBER.match(b.text.strip())
+            and not _PAGE_NUMBERS.match(a.text.strip())
+            and a.text.strip().lower() not in ("pages", "page")
+            and 0 < int(re.sub(r"\D", "", b.text)) <= max(pages, 1)
+        ]
         numbers = [int(re.sub(r"\D", "", b.text)) for _, b in pairs]
-        if len(pairs) >= MIN_ALTERNATING_ENTRIES and 2 * len(pairs) >= ALTERNATING_SHARE * len(page_lines) \
-                and numbers == sorted(numbers):
+        if (
+            len(pairs) >= MIN_ALTERNATING_ENTRIES
+            and 2 * len(pairs) >= ALTERNATING_SHARE * len(page_lines)
+            and numbers == sorted(numbers)
+        ):
             found += [(a, b, TocEntry(a.text.strip(), n)) for (a, b), n in zip(pairs, numbers)]
     return found
 
@@ -165,21 +184,30 @@ def _repeated_headings_contents(document: DoclingDocument) -> list:
     that all come back as headings on later pages is contents. Its repeated headings and its
     runs of sub-entries leave the body (its page numbers follow, as beside any contents);
     anything else on the page stays."""
-    headings = [(item, item.prov[0].page_no, _fold(item.text)) for item, _ in document.iterate_items()
-                if isinstance(item, SectionHeaderItem) and item.prov and _fold(item.text)]
+    headings = [
+        (item, item.prov[0].page_no, _fold(item.text))
+        for item, _ in document.iterate_items()
+        if isinstance(item, SectionHeaderItem) and item.prov and _fold(item.text)
+    ]
     repeated: dict[int, list] = {}
     for i, (item, page, folded) in enumerate(headings):
-        if heading_rank(item.text.strip()) is not None and any(f == folded and p > page
-                                                               for _, p, f in headings[i + 1:]):
+        if heading_rank(item.text.strip()) is not None and any(
+            f == folded and p > page for _, p, f in headings[i + 1 :]
+        ):
             repeated.setdefault(page, []).append(item)
     pages = {page for page, found in repeated.items() if len({_fold(h.text) for h in found}) >= MIN_TOC_LINES}
-    return [item for item, _ in document.iterate_items()
-            if isinstance(item, TextItem) and item.prov and item.prov[0].page_no in pages
-            and (item in repeated[item.prov[0].page_no] or _NUMBERED_ENTRIES.match(" ".join(item.text.split())))]
+    return [
+        item
+        for item, _ in document.iterate_items()
+        if isinstance(item, TextItem)
+        and item.prov
+        and item.prov[0].page_no in pages
+        and (item in repeated[item.prov[0].page_no] or _NUMBERED_ENTRIES.match(" ".join(item.text.split())))
+    ]
 
 
 def _join_split_headings(document: DoclingDocument) -> None:
-    """"1 Quelles sont les garanties et options que" + "nous vous proposons ?" → one heading."""
+    """ "1 Quelles sont les garanties et options que" + "nous vous proposons ?" → one heading."""
     headings = [item for item, _ in document.iterate_items() if isinstance(item, SectionHeaderItem)]
     to_delete = []
     for first, second in zip(headings, headings[1:]):
@@ -187,8 +215,14 @@ def _join_split_headings(document: DoclingDocument) -> None:
             continue
         same_page = first.prov[0].page_no == second.prov[0].page_no
         consecutive = first.parent == second.parent and _sibling(document, first) is second
-        if (same_page and consecutive and second.text[:1].islower() and heading_rank(second.text) is None
-                and not _ENUMERATED.match(second.text) and not first.text.rstrip().endswith(_SENTENCE_END)):
+        if (
+            same_page
+            and consecutive
+            and second.text[:1].islower()
+            and heading_rank(second.text) is None
+            and not _ENUMERATED.match(second.text)
+            and not first.text.rstrip().endswith(_SENTENCE_END)
+        ):
             first.text = f"{first.text.rstrip()} {second.text.strip()}"
             first.orig = first.text
             first.prov.extend(second.prov)
@@ -219,8 +253,7 @@ def _headings_back_into_paragraphs(document: DoclingDocument) -> None:
         if not isinstance(item, SectionHeaderItem) or len(item.text.split()) < PARAGRAPH_HEADING_WORDS:
             continue
         following = _sibling(document, item)
-        if (_is_paragraph(following) and following.text[:1].islower()
-                and not item.text.rstrip().endswith(_SENTENCE_END)):
+        if _is_paragraph(following) and following.text[:1].islower() and not item.text.rstrip().endswith(_SENTENCE_END):
             following.text = f"{item.text.rstrip()} {following.text}"
             following.orig = f"{item.orig.rstrip()} {following.orig}"
             following.prov[:0] = item.prov
@@ -237,17 +270,29 @@ def _continued_lines_out_of_headings(document: DoclingDocument) -> int:
     line after it when the sentence still runs on. Returns the headings joined."""
     to_delete: list = []
     for item, _ in list(document.iterate_items()):
-        if (not isinstance(item, SectionHeaderItem) or not item.text[:1].islower() or _ENUMERATED.match(item.text)
-                or len(item.text.split()) < 2 or item in to_delete):
+        if (
+            not isinstance(item, SectionHeaderItem)
+            or not item.text[:1].islower()
+            or _ENUMERATED.match(item.text)
+            or len(item.text.split()) < 2
+            or item in to_delete
+        ):
             continue
         before = _sibling(document, item, -1)
-        if not (_is_paragraph(before) and before not in to_delete and len(before.text.split()) >= PROSE_WORDS
-                and not before.text.rstrip().endswith(_SENTENCE_END)):
+        if not (
+            _is_paragraph(before)
+            and before not in to_delete
+            and len(before.text.split()) >= PROSE_WORDS
+            and not before.text.rstrip().endswith(_SENTENCE_END)
+        ):
             continue
         joined = [item]
         after = _sibling(document, item)
-        if (_is_paragraph(after) and not item.text.rstrip().endswith(_SENTENCE_END)
-                and (after.text[:1].islower() or after.text[:1].isdigit())):
+        if (
+            _is_paragraph(after)
+            and not item.text.rstrip().endswith(_SENTENCE_END)
+            and (after.text[:1].islower() or after.text[:1].isdigit())
+        ):
             joined.append(after)
         for line in joined:
             before.text = f"{before.text.rstrip()} {line.text.strip()}"
@@ -267,28 +312,39 @@ def merge_continued_tables(document: DoclingDocument) -> list[int]:
     """A table that ends one page and one that opens the next, with the same columns, are
     one table: the second's rows are appended to the first (its repeated header row
     dropped). Returns the pages where a table continues."""
-    body = [item for item, _ in document.iterate_items()
-            if getattr(item, "prov", None) and item.label not in (DocItemLabel.PAGE_HEADER, DocItemLabel.PAGE_FOOTER,
-                                                                     DocItemLabel.FOOTNOTE, DocItemLabel.CAPTION)]
+    body = [
+        item
+        for item, _ in document.iterate_items()
+        if getattr(item, "prov", None)
+        and item.label
+        not in (DocItemLabel.PAGE_HEADER, DocItemLabel.PAGE_FOOTER, DocItemLabel.FOOTNOTE, DocItemLabel.CAPTION)
+    ]
     merged_into: dict[str, TableItem] = {}
     continued, to_delete = [], []
     for before, after in zip(body, body[1:]):
         if not (isinstance(before, TableItem) and isinstance(after, TableItem)):
             continue
         first = merged_into.get(before.self_ref, before)
-        if (after.prov[0].page_no != before.prov[-1].page_no + 1 or after.data.num_cols != first.data.num_cols
-                or after.caption_text(document).strip()):
+        if (
+            after.prov[0].page_no != before.prov[-1].page_no + 1
+            or after.data.num_cols != first.data.num_cols
+            or after.caption_text(document).strip()
+        ):
             continue
         skip = 1 if _row_texts(after, 0) == _row_texts(first, 0) else 0
         offset = first.data.num_rows - skip
         for cell in after.data.table_cells:
             if cell.start_row_offset_idx < skip:
                 continue
-            first.data.table_cells.append(cell.model_copy(update={
-                "start_row_offset_idx": cell.start_row_offset_idx + offset,
-                "end_row_offset_idx": cell.end_row_offset_idx + offset,
-                "column_header": False,
-            }))
+            first.data.table_cells.append(
+                cell.model_copy(
+                    update={
+                        "start_row_offset_idx": cell.start_row_offset_idx + offset,
+                        "end_row_offset_idx": cell.end_row_offset_idx + offset,
+                        "column_header": False,
+                    }
+                )
+            )
         first.data.num_rows += after.data.num_rows - skip
         first.prov.extend(after.prov)
         merged_into[after.self_ref] = first
@@ -351,11 +407,19 @@ def _headings_from_page_headers(document: DoclingDocument, entries: list[TocEntr
     Returns the pages of each."""
     titles = {_fold(e.title) for e in entries if _fold(e.title)}
     every = list(document.iterate_items(included_content_layers={*ContentLayer}))
-    headings = [item for item, _ in every if isinstance(item, SectionHeaderItem)
-                and item.content_layer == ContentLayer.BODY]
+    headings = [
+        item for item, _ in every if isinstance(item, SectionHeaderItem) and item.content_layer == ContentLayer.BODY
+    ]
     body_titles = {_fold(h.text) for h in headings}
-    page_headers = [item for item, _ in every if isinstance(item, TextItem) and item.label == DocItemLabel.PAGE_HEADER
-                    and item.prov and item.prov[0].page_no > toc_page and _fold(item.text)]
+    page_headers = [
+        item
+        for item, _ in every
+        if isinstance(item, TextItem)
+        and item.label == DocItemLabel.PAGE_HEADER
+        and item.prov
+        and item.prov[0].page_no > toc_page
+        and _fold(item.text)
+    ]
     pages_of: dict[str, set[int]] = {}
     for item in page_headers:
         pages_of.setdefault(_running_key(item.text), set()).add(item.prov[0].page_no)
@@ -377,12 +441,26 @@ def _headings_from_page_headers(document: DoclingDocument, entries: list[TocEntr
             continue
         if entry or _reads_like_heading(text):
             level = level_of_rank.get(heading_rank(text), top_level)
-            document.insert_heading(sibling=item, text=item.text, orig=item.orig, level=level, prov=item.prov[0],
-                                    content_layer=ContentLayer.BODY, after=False)
+            document.insert_heading(
+                sibling=item,
+                text=item.text,
+                orig=item.orig,
+                level=level,
+                prov=item.prov[0],
+                content_layer=ContentLayer.BODY,
+                after=False,
+            )
             restored["headings"].append(item.prov[0].page_no)
         else:
-            document.insert_text(sibling=item, label=DocItemLabel.TEXT, text=item.text, orig=item.orig,
-                                 prov=item.prov[0], content_layer=ContentLayer.BODY, after=False)
+            document.insert_text(
+                sibling=item,
+                label=DocItemLabel.TEXT,
+                text=item.text,
+                orig=item.orig,
+                prov=item.prov[0],
+                content_layer=ContentLayer.BODY,
+                after=False,
+            )
             restored["paragraphs"].append(item.prov[0].page_no)
         back.append(item)
     if back:

@@ -164,8 +164,13 @@ def _best_shift(text: str, score: float) -> Verdict | None:
             and distinct >= SHIFT_DISTINCT
             and (best is None or shifted_score > (best.score or 0.0))
         ):
-            best = Verdict("shifted", shift=k, score=round(shifted_score, 3), words=n,
-                           reason=f"reads as text once shifted back by {-k:+d}")
+            best = Verdict(
+                "shifted",
+                shift=k,
+                score=round(shifted_score, 3),
+                words=n,
+                reason=f"reads as text once shifted back by {-k:+d}",
+            )
     return best
 
 
@@ -188,8 +193,12 @@ def assess_text(text: str) -> Verdict:
     if n >= GARBLED_MIN_WORDS and score < GARBLED_SCORE:
         vowels = vowel_share(text)
         if vowels is not None and not VOWEL_RANGE[0] <= vowels <= VOWEL_RANGE[1]:
-            return Verdict("garbled", score=round(score, 3), words=n,
-                           reason=f"not French or English (common words {score:.0%}, vowels {vowels:.0%})")
+            return Verdict(
+                "garbled",
+                score=round(score, 3),
+                words=n,
+                reason=f"not French or English (common words {score:.0%}, vowels {vowels:.0%})",
+            )
     if n < MIN_WORDS:
         return Verdict("ok", score=round(score, 3), words=n, reason="too short to judge")
     return Verdict("ok", score=round(score, 3), words=n)
@@ -226,7 +235,8 @@ def assess_page(texts_by_font: Mapping[str, str], known_shifts: Mapping[str, int
             back = unshift(text, page_shifts[0])
             vowels = vowel_share(back)
             if language_score(back)[0] >= language_score(text)[0] and (
-                    vowels is not None and VOWEL_RANGE[0] <= vowels <= VOWEL_RANGE[1]):
+                vowels is not None and VOWEL_RANGE[0] <= vowels <= VOWEL_RANGE[1]
+            ):
                 shifts[font] = page_shifts[0]
     repaired = "\n".join(unshift(text, shifts.get(font, 0)) for font, text in texts_by_font.items())
     page = assess_text(repaired)
@@ -235,8 +245,13 @@ def assess_page(texts_by_font: Mapping[str, str], known_shifts: Mapping[str, int
         return PageAssessment(Verdict("garbled", reason=reason, score=page.score, words=page.words), shifts, fonts)
     if shifts:
         distinct = sorted(set(shifts.values()))
-        verdict = Verdict("shifted", shift=distinct[0] if len(distinct) == 1 else 0, score=page.score,
-                          words=page.words, reason=", ".join(f"{f}: {k:+d}" for f, k in shifts.items()))
+        verdict = Verdict(
+            "shifted",
+            shift=distinct[0] if len(distinct) == 1 else 0,
+            score=page.score,
+            words=page.words,
+            reason=", ".join(f"{f}: {k:+d}" for f, k in shifts.items()),
+        )
         return PageAssessment(verdict, shifts, fonts)
     return PageAssessment(page, {}, fonts)
 

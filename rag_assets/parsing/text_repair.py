@@ -16,20 +16,22 @@ from docling_core.types.doc import DocItemLabel, DoclingDocument, TextItem
 from docling_core.types.doc.document import ContentLayer, SectionHeaderItem
 
 MARGIN_BAND = 0.12
-LEAF_LEVEL = 100  # level of an unnumbered heading inside a numbered tree  # share of page height holding running headers/footers
+LEAF_LEVEL = (
+    100  # level of an unnumbered heading inside a numbered tree  # share of page height holding running headers/footers
+)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _SOFT_HYPHEN_BREAK = re.compile(r"\u00ad\s*")
 # "$5, 000" / "1 234, 56 €": a number cut after its separator at a line break.
 # Only rejoined next to a currency or unit, so "Articles 5, 100" stays apart.
 _CURRENCY = r"(?:[$€£]|EUR|USD|GBP|euros?|%)"
-_SPLIT_NUMBER_AFTER_CURRENCY = re.compile(
-    r"(?<=[$€£])(\s?\d{1,3}(?:[ \u00a0.,]\d{3})*[.,]) (\d{2,3})(?!\d)"
-)
+_SPLIT_NUMBER_AFTER_CURRENCY = re.compile(r"(?<=[$€£])(\s?\d{1,3}(?:[ \u00a0.,]\d{3})*[.,]) (\d{2,3})(?!\d)")
 _SPLIT_NUMBER_BEFORE_CURRENCY = re.compile(
     r"(?<![\d.,])(\d{1,3}(?:[ \u00a0.]\d{3})*[.,]) (\d{2,3})(?=\s?" + _CURRENCY + r"(?!\w))"
 )
 _WORD_HYPHEN_END = re.compile(r"[^\W\d_][-\u00ad]$")
-_ENUMERATOR = r"\s+(?:[IVXLCDM]+(?:er|re|ère)?|\d+(?:er|re)?[a-z]?|[A-Z]|premier|première|unique|preliminary|préliminaire)\b"
+_ENUMERATOR = (
+    r"\s+(?:[IVXLCDM]+(?:er|re|ère)?|\d+(?:er|re)?[a-z]?|[A-Z]|premier|première|unique|preliminary|préliminaire)\b"
+)
 _LEGAL_KEYWORDS: list[tuple[int, re.Pattern[str]]] = [
     (rank, re.compile(rf"^(?:{words}){_ENUMERATOR}", re.IGNORECASE))
     for rank, words in [

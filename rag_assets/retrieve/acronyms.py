@@ -37,8 +37,7 @@ ACRONYM = re.compile(rf"^{_ACRONYM}$")
 MIN_CAPITALS, MAX_CAPITALS = 2, 8
 # Words a long form may skip (their initial is not in the acronym).
 SMALL_WORDS = frozenset(
-    "a à au aux d de des du en et l la le les par pour sur un une dans avec "
-    "and for in of on the to by with at".split()
+    "a à au aux d de des du en et l la le les par pour sur un une dans avec and for in of on the to by with at".split()
 )
 MAX_EXTRA_WORDS = 4  # a long form holds at most len(letters) + this many words
 MAX_LETTERS_PER_WORD = 3  # a word gives at most its first three letters ("TArifaire": T, A)
@@ -67,7 +66,7 @@ def _letters(acronym: str) -> str:
 
 
 def _split(word: str) -> list[str]:
-    """"d'autonomie" → ["d", "autonomie"]: an elided article is a small word of its own."""
+    """ "d'autonomie" → ["d", "autonomie"]: an elided article is a small word of its own."""
     return [p for p in re.split(r"['’]", word) if p]
 
 
@@ -83,8 +82,11 @@ def _matches(words: list[str], letters: str) -> bool:
         word = words[i]
         if word in SMALL_WORDS and 0 < i < len(words) - 1 and spell(i + 1, j):
             return True
-        return any(word[:k] == letters[j:j + k] and spell(i + 1, j + k)
-                   for k in range(1, min(MAX_LETTERS_PER_WORD, len(word)) + 1) if j + k <= len(letters))
+        return any(
+            word[:k] == letters[j : j + k] and spell(i + 1, j + k)
+            for k in range(1, min(MAX_LETTERS_PER_WORD, len(word)) + 1)
+            if j + k <= len(letters)
+        )
 
     return bool(letters) and bool(words) and spell(0, 0)
 
@@ -119,7 +121,7 @@ def _long_form_after(text: str, acronym: str) -> str | None:
         if _fold(words[0]) in SMALL_WORDS or _fold(words[-1]) in SMALL_WORDS:
             continue
         if _matches(words, letters):
-            return text[run[0].start():run[-1].end()].strip()
+            return text[run[0].start() : run[-1].end()].strip()
     return None
 
 
@@ -140,7 +142,7 @@ def pairs(text: str) -> Iterable[tuple[str, str]]:
         acronym = match.group(1).strip()
         if not is_acronym(acronym):
             continue
-        before = text[max(0, match.start() - 300):match.start()]
+        before = text[max(0, match.start() - 300) : match.start()]
         # the long form lies in the same clause: stop at the previous sentence or parenthesis
         before = re.split(r"[.;:!?()\[\]\n]|\s[–—-]\s", before)[-1]
         long_form = _long_form_before(before, acronym)
@@ -260,8 +262,13 @@ class DocumentAcronyms:
         )
 
     def to_dict(self) -> dict:
-        return {"extraction_version": EXTRACTION_VERSION, "thesaurus": self.thesaurus,
-                "pairs": [list(p) for p in self.pairs], "acronyms": self.acronyms, "phrases": self.phrases}
+        return {
+            "extraction_version": EXTRACTION_VERSION,
+            "thesaurus": self.thesaurus,
+            "pairs": [list(p) for p in self.pairs],
+            "acronyms": self.acronyms,
+            "phrases": self.phrases,
+        }
 
     @classmethod
     def from_dict(cls, data: dict, fingerprint: str) -> "DocumentAcronyms | None":
@@ -306,10 +313,13 @@ class AcronymDictionary:
             acronym_counts.update(document.acronyms)
             phrase_counts.update(document.phrases)
         # Counter.most_common keeps insertion order on ties
-        candidates = [(acronym, written[acronym, counted.most_common(1)[0][0]], "corpus")
-                      for acronym, counted in forms.items()]
-        candidates += [(acronym, long_form, f"thesaurus:{concept}")
-                       for acronym, long_form, concept in (thesaurus.acronyms() if thesaurus is not None else ())]
+        candidates = [
+            (acronym, written[acronym, counted.most_common(1)[0][0]], "corpus") for acronym, counted in forms.items()
+        ]
+        candidates += [
+            (acronym, long_form, f"thesaurus:{concept}")
+            for acronym, long_form, concept in (thesaurus.acronyms() if thesaurus is not None else ())
+        ]
         dictionary = cls()
         for acronym, long_form, source in candidates:
             if acronym in dictionary.long_forms or acronym in dictionary.skipped:
@@ -333,8 +343,10 @@ class AcronymDictionary:
         pattern = getattr(self, "_compiled", None)
         if pattern is None or pattern[0] != len(self.long_forms):
             names = sorted(self.long_forms, key=len, reverse=True)  # "OPTAM-CO" before "OPTAM"
-            pattern = (len(self.long_forms),
-                       re.compile(r"(?<![\w/&-])(" + "|".join(map(re.escape, names)) + r")(?![\w/&-])"))
+            pattern = (
+                len(self.long_forms),
+                re.compile(r"(?<![\w/&-])(" + "|".join(map(re.escape, names)) + r")(?![\w/&-])"),
+            )
             self._compiled = pattern
         return pattern[1]
 

@@ -25,11 +25,11 @@ from rag_assets.retrieve.query import analyze
 
 BRANCHES = {
     "auto": "voiture voitures véhicule véhicules automobile auto autos moto motos scooter conducteur conductrice "
-            "conduite pare-brise carrosserie bonus-malus dépanneuse remorquage crevaison circulation",
+    "conduite pare-brise carrosserie bonus-malus dépanneuse remorquage crevaison circulation",
     "habitation": "habitation logement logements maison maisons appartement appartements locataire propriétaire "
-                  "cambriolage mobilier multirisque toiture canalisation résidence",
+    "cambriolage mobilier multirisque toiture canalisation résidence",
     "santé": "santé mutuelle soins dentaire dentiste optique lunettes pharmacie consultation orthodontie "
-             "hospitalisation hôpital kinésithérapeute ostéopathe",
+    "hospitalisation hôpital kinésithérapeute ostéopathe",
     "animaux": "chien chiens chat chats animal animaux vétérinaire chiot chaton",
     "prévoyance": "prévoyance décès invalidité incapacité arrêt obsèques rente",
     "emprunteur": "prêt prêts emprunt emprunteur crédit mensualités",
@@ -55,8 +55,9 @@ def branches_of_text(text: str, language: str = "fr") -> frozenset[str]:
     return frozenset(branch for branch, words in branch_terms(language).items() if words & terms)
 
 
-def document_branches(passages_holding, passages: int, identity: str, headings: str = "",
-                      language: str = "fr") -> frozenset[str]:
+def document_branches(
+    passages_holding, passages: int, identity: str, headings: str = "", language: str = "fr"
+) -> frozenset[str]:
     """`passages_holding(terms)`: how many of the document's passages hold one of `terms`;
     `passages`: how many it has; `identity`: its title, file name and sidecar names;
     `headings`: its section headings (an option or an annex has its own: "Option annulation

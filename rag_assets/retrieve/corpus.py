@@ -24,8 +24,19 @@ from rag_assets.store import ACRONYMS_FILE, KnowledgeStore, read_json
 
 CACHED_DOCUMENTS = 64
 # Children are read for their text (hits, feedback); "contextualized" repeats it with headings.
-CHILD_COLUMNS = ("child_id", "parent_id", "document_id", "ordinal", "start", "end", "text", "kind", "pages",
-                 "heading_path", "version")
+CHILD_COLUMNS = (
+    "child_id",
+    "parent_id",
+    "document_id",
+    "ordinal",
+    "start",
+    "end",
+    "text",
+    "kind",
+    "pages",
+    "heading_path",
+    "version",
+)
 
 
 class _Document:
@@ -120,7 +131,9 @@ class PublishedCorpus:
                 yield from document.parents.values()
 
 
-def document_acronyms(store: KnowledgeStore, entry: dict, thesaurus, fingerprint: str | None = None) -> DocumentAcronyms:
+def document_acronyms(
+    store: KnowledgeStore, entry: dict, thesaurus, fingerprint: str | None = None
+) -> DocumentAcronyms:
     """The acronym summary stored with a published version (made by the parents stage), or
     made from its parents' text when it is missing or was made otherwise (`fingerprint`: the
     thesaurus's, when the caller has it)."""
@@ -129,6 +142,7 @@ def document_acronyms(store: KnowledgeStore, entry: dict, thesaurus, fingerprint
     fingerprint = fingerprint or thesaurus_fingerprint(thesaurus)
     summary = DocumentAcronyms.from_dict(read_json(stored), fingerprint) if stored.exists() else None
     if summary is None:
-        summary = DocumentAcronyms.of(pl.read_parquet(folder / "parents.parquet", columns=["text"])["text"].to_list(),
-                                      thesaurus)
+        summary = DocumentAcronyms.of(
+            pl.read_parquet(folder / "parents.parquet", columns=["text"])["text"].to_list(), thesaurus
+        )
     return summary

@@ -16,12 +16,18 @@ from rag_assets.retrieve.query import analyze
 GLOSSARY = re.compile(r"\b(d[ée]finitions?|lexique|glossaire|glossary)\b", re.IGNORECASE)
 MAX_TERM_WORDS = 4  # a defined term is a word or a short phrase, not a clause
 # what says the question asks for the policy's own meaning of the term
-_CUE = re.compile(r"au sens (?:du|de|des|d['’])|consid[ée]r[ée]e?s? comme|parle-t-on|qu['’]entend-on|"
-                  r"que (?:signifie|veut dire)|d[ée]finition|d[ée]fini[est]? comme|qualifi[ée]e?s? d[e'’]|"
-                  r"\bmeaning of\b|\bdefin(?:ed|ition)\b", re.IGNORECASE)
+_CUE = re.compile(
+    r"au sens (?:du|de|des|d['’])|consid[ée]r[ée]e?s? comme|parle-t-on|qu['’]entend-on|"
+    r"que (?:signifie|veut dire)|d[ée]finition|d[ée]fini[est]? comme|qualifi[ée]e?s? d[e'’]|"
+    r"\bmeaning of\b|\bdefin(?:ed|ition)\b",
+    re.IGNORECASE,
+)
 _QUOTED = re.compile(r"«\s*([^»]+?)\s*»|“([^”]+)”|\"([^\"]+)\"")
-_WHAT_IS = re.compile(r"qu['’]est-ce qu(?:e|['’])\s*(?:(?:un|une|le|la|les|l['’])\s+)?([\w’'-]+(?:\s+[\w’'-]+){0,3}?)"
-                      r"\s*(?:\?|$|,|au sens|dans|pour|selon)", re.IGNORECASE)
+_WHAT_IS = re.compile(
+    r"qu['’]est-ce qu(?:e|['’])\s*(?:(?:un|une|le|la|les|l['’])\s+)?([\w’'-]+(?:\s+[\w’'-]+){0,3}?)"
+    r"\s*(?:\?|$|,|au sens|dans|pour|selon)",
+    re.IGNORECASE,
+)
 
 
 def defined_term(question: str) -> str | None:
@@ -47,11 +53,11 @@ def glossary_text(parent: dict) -> str:
         return parent["text"]
     blocks = parent.get("blocks") or []
     start = next((i for i, b in enumerate(blocks) if b["kind"] == "heading" and GLOSSARY.search(b["text"])), None)
-    return "" if start is None else "\n".join(b["text"] for b in blocks[start + 1:])
+    return "" if start is None else "\n".join(b["text"] for b in blocks[start + 1 :])
 
 
 def writes_term(text: str, term: str, language: str = "fr") -> bool:
     """The text writes the term's analysed words in order (case, accents, plurals aside)."""
     wanted = analyze(term, language)
     words = analyze(text, language)
-    return bool(wanted) and any(words[i:i + len(wanted)] == wanted for i in range(len(words) - len(wanted) + 1))
+    return bool(wanted) and any(words[i : i + len(wanted)] == wanted for i in range(len(words) - len(wanted) + 1))

@@ -73,8 +73,9 @@ class Fusion:
         ranks: dict[str, dict[str, int]] = {}
         for engine, ranking in rankings.items():
             weight = self.weights.get(engine, 1.0)
-            contributions = (self._rrf(len(ranking)) if self.method == "rrf"
-                             else self._normalized([score for _, score in ranking]))
+            contributions = (
+                self._rrf(len(ranking)) if self.method == "rrf" else self._normalized([score for _, score in ranking])
+            )
             for rank, ((parent, _), value) in enumerate(zip(ranking, contributions), start=1):
                 scores[parent] = scores.get(parent, 0.0) + weight * float(value)
                 ranks.setdefault(parent, {})[engine] = rank
@@ -96,4 +97,3 @@ class Fusion:
 
 
 PLAIN_RRF = Fusion()
-

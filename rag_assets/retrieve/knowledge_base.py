@@ -106,10 +106,19 @@ GLOSSARY_DOCUMENTS_FROM = 5  # the documents of the first parents, whose definit
 
 
 class KnowledgeBase:
-    def __init__(self, store: KnowledgeStore, embedder_spec: str, candidates: int = Settings.candidates_per_engine,
-                 fusion: Fusion | str = PLAIN_RRF, reranker: str | None = None, use_scope: bool = True,
-                 use_thesaurus: bool = True, use_acronyms: bool = True, use_prf: bool = False,
-                 use_definitions: bool = True):
+    def __init__(
+        self,
+        store: KnowledgeStore,
+        embedder_spec: str,
+        candidates: int = Settings.candidates_per_engine,
+        fusion: Fusion | str = PLAIN_RRF,
+        reranker: str | None = None,
+        use_scope: bool = True,
+        use_thesaurus: bool = True,
+        use_acronyms: bool = True,
+        use_prf: bool = False,
+        use_definitions: bool = True,
+    ):
         self.store = store
         # callable(question, hits) -> scores in [0, 1], used by `ask`; None when not configured
         self.rerank = reranker_from_spec(reranker)
@@ -149,17 +158,29 @@ class KnowledgeBase:
     @classmethod
     def from_settings(cls, settings, embedder: str | None = None, **overrides) -> "KnowledgeBase":
         """The store and retrieval defaults of ``settings``; ``overrides``: constructor arguments."""
-        options = dict(candidates=settings.candidates_per_engine, fusion=settings.fusion, reranker=settings.reranker,
-                       use_scope=settings.use_scope, use_thesaurus=settings.use_thesaurus,
-                       use_acronyms=settings.use_acronyms, use_prf=settings.use_prf,
-                       use_definitions=settings.use_definitions)
+        options = dict(
+            candidates=settings.candidates_per_engine,
+            fusion=settings.fusion,
+            reranker=settings.reranker,
+            use_scope=settings.use_scope,
+            use_thesaurus=settings.use_thesaurus,
+            use_acronyms=settings.use_acronyms,
+            use_prf=settings.use_prf,
+            use_definitions=settings.use_definitions,
+        )
         return cls(KnowledgeStore.of(settings), embedder or settings.embedder, **{**options, **overrides})
 
     def retrieval_config(self) -> dict:
         """What shapes a ranking, for evaluation records."""
-        return {"fusion": self.fusion.spec(), "candidates_per_engine": self.candidates, "scope": self.use_scope,
-                "thesaurus": self.use_thesaurus, "acronyms": self.use_acronyms, "prf": self.feedback is not None,
-                "definitions": self.use_definitions}
+        return {
+            "fusion": self.fusion.spec(),
+            "candidates_per_engine": self.candidates,
+            "scope": self.use_scope,
+            "thesaurus": self.use_thesaurus,
+            "acronyms": self.use_acronyms,
+            "prf": self.feedback is not None,
+            "definitions": self.use_definitions,
+        }
 
     def _refresh(self, check: bool = False) -> None:
         """(Re)load the published version of each document when publication changed."""
@@ -185,8 +206,11 @@ class KnowledgeBase:
             summaries = {}
             for document_id, entry in publication.items():
                 kept = self._acronym_summaries.get(document_id)
-                summaries[document_id] = kept if kept and kept[0] == entry["version"] else \
-                    (entry["version"], document_acronyms(self.store, entry, thesaurus, fingerprint))
+                summaries[document_id] = (
+                    kept
+                    if kept and kept[0] == entry["version"]
+                    else (entry["version"], document_acronyms(self.store, entry, thesaurus, fingerprint))
+                )
             self._acronym_summaries = summaries
             self.acronyms = AcronymDictionary.merge((summary for _, summary in summaries.values()), thesaurus)
         self._stamp = stamp
@@ -196,10 +220,15 @@ class KnowledgeBase:
         dense = self.dense.counts()  # one scan, not a query per document
         for document_id, entry in publication.items():
             version = entry["version"]
-            counts = {"dense": dense.get((document_id, version), 0), "lexical": self.lexical.count(document_id, version)}
+            counts = {
+                "dense": dense.get((document_id, version), 0),
+                "lexical": self.lexical.count(document_id, version),
+            }
             if set(counts.values()) != {entry["children"]}:
-                problems.append(f"{document_id}: published version {version} has {entry['children']} children "
-                                f"but the indexes hold {counts}")
+                problems.append(
+                    f"{document_id}: published version {version} has {entry['children']} children "
+                    f"but the indexes hold {counts}"
+                )
         if problems:
             raise StoreMismatchError(
                 f"knowledge store {self.store.root} is inconsistent; re-materialize the listed documents:\n  "
@@ -214,8 +243,9 @@ class KnowledgeBase:
                 excluded.append({**hit, "engine": engine, "published_version": entry["version"] if entry else None})
             else:
                 self.corpus.note(hit["document_id"], hit["parent_id"], hit["child_id"])
-                kept.append(ChildHit(hit["child_id"], hit["parent_id"], hit["document_id"], hit["version"],
-                                     float(hit["score"])))
+                kept.append(
+                    ChildHit(hit["child_id"], hit["parent_id"], hit["document_id"], hit["version"], float(hit["score"]))
+                )
         return kept
 
     # -- look-ups: what readers may know of the store -----------------------------------
@@ -268,11 +298,16 @@ class KnowledgeBase:
             record = self.document(document_id)
             language = record.get("language") or "fr"
             identity = identity_text(record)
-            headings = "\n".join(dict.fromkeys(h for parent in self.parents_of(document_id)
-                                                for h in parent.get("heading_path") or []))
+            headings = "\n".join(
+                dict.fromkeys(h for parent in self.parents_of(document_id) for h in parent.get("heading_path") or [])
+            )
             self._branches[key] = document_branches(
                 lambda terms: self.lexical.holding(terms, document_id, entry["version"], language),
-                entry["children"], identity, headings, language)
+                entry["children"],
+                identity,
+                headings,
+                language,
+            )
         return self._branches[key]
 
     def idf(self, term: str, language: str = "fr") -> float:
@@ -281,8 +316,7 @@ class KnowledgeBase:
 
     # -- retrieval ------------------------------------------------------------------------
 
-    def ask(self, question: str, thread_id: str | None = None, user_groups=None, user: str | None = None,
-            **options):
+    def ask(self, question: str, thread_id: str | None = None, user_groups=None, user: str | None = None, **options):
         """Sourced, verified answer (`rag_assets.answering.ask`; options: endpoints, offline, llm, options).
         A thread is remembered for a named `user` only."""
         from rag_assets.answering import ask
@@ -297,11 +331,16 @@ class KnowledgeBase:
         with self._lock:
             self._refresh()
             scope = self._identities.scope(
-                query, lambda t: self.lexical.doc_freq(t, query.language) > 0,
-                lambda t: self.lexical.doc_freq(t, query.language) > COMMON_SHARE * max(1, self.child_count()))
+                query,
+                lambda t: self.lexical.doc_freq(t, query.language) > 0,
+                lambda t: self.lexical.doc_freq(t, query.language) > COMMON_SHARE * max(1, self.child_count()),
+            )
             absent = self._defined_but_absent(query, scope)
-            return dataclasses.replace(scope, unknown_names=scope.unknown_names + absent,
-                                       unheld=scope.unheld + absent) if absent else scope
+            return (
+                dataclasses.replace(scope, unknown_names=scope.unknown_names + absent, unheld=scope.unheld + absent)
+                if absent
+                else scope
+            )
 
     def _defined_but_absent(self, query: AnalyzedQuery, scope: Scope) -> tuple[str, ...]:
         """Acronyms the question spells out ("assuré en PNO (propriétaire non occupant) chez Mila")
@@ -314,13 +353,21 @@ class KnowledgeBase:
         # scopes are chosen over every published document; so is this check
         groups = tuple(sorted({g for d in ids for g in self.document(d).get("allowed_groups") or [PUBLIC_GROUP]}))
         filters = SearchFilters(document_ids=ids, groups=groups)
-        return tuple(acronym for acronym, long_form in defined.items()
-                     if not any(set(analyze(acronym, query.language)) <= self._identities.terms.get(d, frozenset())
-                                for d in ids)
-                     and not any(self.lexical.holds(text, filters) for text in (acronym, long_form)))
+        return tuple(
+            acronym
+            for acronym, long_form in defined.items()
+            if not any(set(analyze(acronym, query.language)) <= self._identities.terms.get(d, frozenset()) for d in ids)
+            and not any(self.lexical.holds(text, filters) for text in (acronym, long_form))
+        )
 
-    def retrieve(self, question: str | AnalyzedQuery, filters: dict | SearchFilters | None = None, groups=None,
-                 candidates: int | None = None, term_weights: dict[str, float] | None = None) -> RetrievalTrace:
+    def retrieve(
+        self,
+        question: str | AnalyzedQuery,
+        filters: dict | SearchFilters | None = None,
+        groups=None,
+        candidates: int | None = None,
+        term_weights: dict[str, float] | None = None,
+    ) -> RetrievalTrace:
         """BM25 and dense over children (``candidates`` each), collapsed to parents (best
         child per engine), fused by ``self.fusion`` (weighted RRF or normalized scores); parents holding a
         quoted clause of the question lead. Only hits of each document's published version
@@ -349,27 +396,49 @@ class KnowledgeBase:
             self._refresh()
             # over-fetch: hits of an unpublished version are dropped after retrieval
             started = time.perf_counter()
-            lexical = self._each_side(sides or [parsed], lambda f: self._published_only(
-                self.lexical.search(text, f, limit=2 * limit, weights=term_weights), "bm25", excluded)[:limit])
+            lexical = self._each_side(
+                sides or [parsed],
+                lambda f: self._published_only(
+                    self.lexical.search(text, f, limit=2 * limit, weights=term_weights), "bm25", excluded
+                )[:limit],
+            )
             feedback = self._feedback(text, lexical, query.language) if self.feedback else {}
             if feedback:
-                lexical = self._each_side(sides or [parsed], lambda f: self._published_only(self.lexical.search(
-                    text, f, limit=2 * limit, weights={**feedback, **(term_weights or {})}), "bm25", excluded)[:limit])
+                lexical = self._each_side(
+                    sides or [parsed],
+                    lambda f: self._published_only(
+                        self.lexical.search(text, f, limit=2 * limit, weights={**feedback, **(term_weights or {})}),
+                        "bm25",
+                        excluded,
+                    )[:limit],
+                )
             seconds["bm25"] = time.perf_counter() - started
             started = time.perf_counter()
-            dense = self._each_side(sides or [parsed], lambda f: self._published_only(
-                self.dense.search(vector, f, limit=2 * limit), "dense", excluded)[:limit])
+            dense = self._each_side(
+                sides or [parsed],
+                lambda f: self._published_only(self.dense.search(vector, f, limit=2 * limit), "dense", excluded)[
+                    :limit
+                ],
+            )
             seconds["dense"] = time.perf_counter() - started
-            phrase = self._published_only(self.lexical.search(query.text, parsed, limit=limit, phrase=True),
-                                          "phrase", excluded)
+            phrase = self._published_only(
+                self.lexical.search(query.text, parsed, limit=limit, phrase=True), "phrase", excluded
+            )
             term = defined_term(query.text) if self.use_definitions else None
-            defining = self._published_only(self.lexical.search(term, parsed, limit=limit), "definition",
-                                            excluded) if term else []
+            defining = (
+                self._published_only(self.lexical.search(term, parsed, limit=limit), "definition", excluded)
+                if term
+                else []
+            )
         started = time.perf_counter()
         children = {"bm25": lexical, "dense": dense}
         parents = {engine: children_to_parents(hits) for engine, hits in children.items()}
-        fused = [FusedParent(p, score, ranks) for p, score, ranks in
-                 self.fusion.fuse({e: [(h.parent_id, h.score) for h in ranking] for e, ranking in parents.items()})]
+        fused = [
+            FusedParent(p, score, ranks)
+            for p, score, ranks in self.fusion.fuse(
+                {e: [(h.parent_id, h.score) for h in ranking] for e, ranking in parents.items()}
+            )
+        ]
         if sides:  # a comparison: both sides in the first places
             document_of = {h.parent_id: h.document_id for hits in children.values() for h in hits}
             fused = take_turns(fused, scope.groups, lambda f: document_of[f.parent_id])
@@ -378,9 +447,12 @@ class KnowledgeBase:
         quoting = list(dict.fromkeys(h.parent_id for h in phrase))
         if quoting:
             by_id = {f.parent_id: f for f in fused}
-            lead = [FusedParent(p, by_id[p].score if p in by_id else 0.0,
-                                {**(by_id[p].ranks if p in by_id else {}), "phrase": rank})
-                    for rank, p in enumerate(quoting, start=1)]
+            lead = [
+                FusedParent(
+                    p, by_id[p].score if p in by_id else 0.0, {**(by_id[p].ranks if p in by_id else {}), "phrase": rank}
+                )
+                for rank, p in enumerate(quoting, start=1)
+            ]
             fused = lead + [f for f in fused if f.parent_id not in quoting]
         # only the definitions of documents the ranking already puts first: in a wide search,
         # another policy's glossary defines the same word for another contract
@@ -388,13 +460,31 @@ class KnowledgeBase:
         glossary = self._glossary_entries([h for h in defining if h.document_id in leading], term, query.language)
         if glossary:  # a definition question: the policy's definition of the term first
             by_id = {f.parent_id: f for f in fused}
-            fused = [FusedParent(p, by_id[p].score if p in by_id else 0.0,
-                                 {**(by_id[p].ranks if p in by_id else {}), "definition": rank})
-                     for rank, p in enumerate(glossary, start=1)] + [f for f in fused if f.parent_id not in glossary]
+            fused = [
+                FusedParent(
+                    p,
+                    by_id[p].score if p in by_id else 0.0,
+                    {**(by_id[p].ranks if p in by_id else {}), "definition": rank},
+                )
+                for rank, p in enumerate(glossary, start=1)
+            ] + [f for f in fused if f.parent_id not in glossary]
         seconds["fusion"] = time.perf_counter() - started
         self.last_excluded = excluded
-        return RetrievalTrace(query, parsed, scope, children, parents, quoting, fused, excluded, seconds,
-                              expansion.trace() if expansion else {}, acronyms, feedback, glossary)
+        return RetrievalTrace(
+            query,
+            parsed,
+            scope,
+            children,
+            parents,
+            quoting,
+            fused,
+            excluded,
+            seconds,
+            expansion.trace() if expansion else {},
+            acronyms,
+            feedback,
+            glossary,
+        )
 
     def _glossary_entries(self, hits: list[ChildHit], term: str | None, language: str) -> list[str]:
         """Parents of a definitions section that write the term: each document's best one."""
@@ -413,12 +503,22 @@ class KnowledgeBase:
         return sorted((hit for side in sides for hit in search(side)), key=lambda hit: -hit.score)
 
     def _feedback(self, text: str, first: list[ChildHit], language: str) -> dict[str, float]:
-        top = [(h, child) for h in first[: self.feedback.documents]
-               if (child := self.corpus.child(h.child_id, h.document_id)) is not None]
+        top = [
+            (h, child)
+            for h in first[: self.feedback.documents]
+            if (child := self.corpus.child(h.child_id, h.document_id)) is not None
+        ]
         return self.feedback.expand(text, [child["text"] for _, child in top], [h.score for h, _ in top], language)
 
-    def search(self, question: str | AnalyzedQuery, k: int = 5, filters: dict | None = None, groups=None,
-               candidates: int | None = None, term_weights: dict[str, float] | None = None) -> list[ParentHit]:
+    def search(
+        self,
+        question: str | AnalyzedQuery,
+        k: int = 5,
+        filters: dict | None = None,
+        groups=None,
+        candidates: int | None = None,
+        term_weights: dict[str, float] | None = None,
+    ) -> list[ParentHit]:
         """Hybrid search: the first ``k`` parents of `retrieve`, with their text and the
         best child each engine found in them."""
         return self.hits(self.retrieve(question, filters, groups, candidates, term_weights), k)
@@ -433,8 +533,11 @@ class KnowledgeBase:
             for engine, hits in best.items():
                 if fused.parent_id in hits:
                     hit = hits[fused.parent_id]
-                    best_child[engine] = {"child_id": hit.child_id, "score": hit.score,
-                                          "text": (self.corpus.child(hit.child_id, hit.document_id) or {}).get("text", "")}
+                    best_child[engine] = {
+                        "child_id": hit.child_id,
+                        "score": hit.score,
+                        "text": (self.corpus.child(hit.child_id, hit.document_id) or {}).get("text", ""),
+                    }
             results.append(
                 ParentHit(
                     parent_id=fused.parent_id,

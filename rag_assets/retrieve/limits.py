@@ -52,15 +52,19 @@ def checked_question(question, settings=None):
         settings = load_settings()
     text = question.text if isinstance(question, AnalyzedQuery) else ("" if question is None else str(question))
     if len(text) > settings.max_query_chars:  # before any work on it
-        raise QueryRefused(f"question is {len(text):,} characters long, over the {settings.max_query_chars:,}-"
-                           "character limit (RAG_ASSETS_MAX_QUERY_CHARS); ask a shorter question")
+        raise QueryRefused(
+            f"question is {len(text):,} characters long, over the {settings.max_query_chars:,}-"
+            "character limit (RAG_ASSETS_MAX_QUERY_CHARS); ask a shorter question"
+        )
     cleaned = clean_question(text)
     if not cleaned:
         raise QueryRefused("question is empty: nothing to search for")
     terms = len(_WORD.findall(cleaned))
     if terms > settings.max_query_terms:
-        raise QueryRefused(f"question has {terms:,} words, over the {settings.max_query_terms:,}-word limit "
-                           "(RAG_ASSETS_MAX_QUERY_TERMS); ask a shorter question")
+        raise QueryRefused(
+            f"question has {terms:,} words, over the {settings.max_query_terms:,}-word limit "
+            "(RAG_ASSETS_MAX_QUERY_TERMS); ask a shorter question"
+        )
     if isinstance(question, AnalyzedQuery):
         return question if cleaned == question.text else AnalyzedQuery.of(cleaned, question.language)
     return cleaned

@@ -17,16 +17,16 @@ from rag_assets.language import detect_language
 # Question words and verbs that carry no subject matter (beyond the analyzers' stop words).
 _QUESTION_WORDS = {
     "fr": "quel quelle quels quelles est sont combien comment pourquoi quand où qui que quoi lequel laquelle "
-          "lesquels lesquelles peut peuvent faut dois doit donne donner donnez indique indiquer indiquez explique "
-          "expliquer expliquez décris décrire décrivez détaille détailler précise préciser rappelle rappeler "
-          "cest ce ces cette cet il elle ils elles on y a-t-il existe-t-il selon quoi dire applicable "
-          "compare comparer comparez comparaison différence différences entre versus "
-          # function words the French stemmer keeps: "chez MAIF" is about MAIF, not "chez"
-          "chez auprès été être avoir fait faire bien très aussi encore déjà toujours alors donc car si ni "
-          # the auxiliaries of a question ("Puis-je appeler …", "va-t-elle jouer ?") say how it is asked
-          "puis peux pouvez pouvons pourrai pourrais pourrait va vais vas vont allez aller",
+    "lesquels lesquelles peut peuvent faut dois doit donne donner donnez indique indiquer indiquez explique "
+    "expliquer expliquez décris décrire décrivez détaille détailler précise préciser rappelle rappeler "
+    "cest ce ces cette cet il elle ils elles on y a-t-il existe-t-il selon quoi dire applicable "
+    "compare comparer comparez comparaison différence différences entre versus "
+    # function words the French stemmer keeps: "chez MAIF" is about MAIF, not "chez"
+    "chez auprès été être avoir fait faire bien très aussi encore déjà toujours alors donc car si ni "
+    # the auxiliaries of a question ("Puis-je appeler …", "va-t-elle jouer ?") say how it is asked
+    "puis peux pouvez pouvons pourrai pourrais pourrait va vais vas vont allez aller",
     "en": "what which who whom whose when where why how is are was were do does did can could should would "
-          "tell explain describe give list compare comparison difference between versus",
+    "tell explain describe give list compare comparison difference between versus",
 }
 
 # "zone A", "article 7", "classe 3", "priorité P1": a noun followed by a short code.
@@ -91,5 +91,10 @@ class AnalyzedQuery:
     @classmethod
     def of(cls, text: str, language: str | None = None) -> "AnalyzedQuery":
         language = language or detect_language(text)
-        return cls(text=text, language=language, terms=tuple(content_terms(text, language)),
-                   codes=frozenset(codes(text)), qualified=frozenset(qualified_ids(text)))
+        return cls(
+            text=text,
+            language=language,
+            terms=tuple(content_terms(text, language)),
+            codes=frozenset(codes(text)),
+            qualified=frozenset(qualified_ids(text)),
+        )

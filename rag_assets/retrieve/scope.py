@@ -44,10 +44,12 @@ from rag_assets.retrieve.thesaurus import Thesaurus
 
 SHARE = 0.5  # documents matching at least this share of the best identity match stay in scope
 # Words that say what kind of document it is, not which one: they never name a document.
-GENERIC = ("assurance assurances assuré contrat contrats conditions générales générale particulières notice "
-           "information informations document documents produit produits formule formules tableau garantie "
-           "garanties compagnie entreprise société version référence page general terms policy product "
-           "insurance contract guarantees table")
+GENERIC = (
+    "assurance assurances assuré contrat contrats conditions générales générale particulières notice "
+    "information informations document documents produit produits formule formules tableau garantie "
+    "garanties compagnie entreprise société version référence page general terms policy product "
+    "insurance contract guarantees table"
+)
 IDENTITY_FIELDS = ("insurer", "product", "reference")  # sidecar keys that name a document
 _EXTENSION = re.compile(r"\.(pdf|docx?|html?|md|pptx|jsonl)$", re.IGNORECASE)
 _FILE_NOISE = re.compile(r"\b(19|20)\d\d\b|\bnd\b", re.IGNORECASE)  # a year, "n.d." (no date)
@@ -58,9 +60,11 @@ _AT_INSURER = r"chez|auprès\s+(?:de\s+|d['’])"
 _INSURER = re.compile(rf"\b(?:{_AT_INSURER})\s*([\w'’-]+)", re.IGNORECASE)
 # ... or the insurer or contract the reader says they hold, written as a name: "chez Groupama",
 # "assurée à la Macif", "mon contrat Groupama", "ma mutuelle Harmonie"
-_HOLDER = re.compile(rf"\b(?:{_AT_INSURER}|assurée?s?\s+(?:à\s+la\b|au\b|à\s+l['’]|à\b)"
-                     r"|(?:contrat|assurance|mutuelle|assureur|police)\s+(?:de\s+chez\s+)?)\s*([\w'’-]+)",
-                     re.IGNORECASE)
+_HOLDER = re.compile(
+    rf"\b(?:{_AT_INSURER}|assurée?s?\s+(?:à\s+la\b|au\b|à\s+l['’]|à\b)"
+    r"|(?:contrat|assurance|mutuelle|assureur|police)\s+(?:de\s+chez\s+)?)\s*([\w'’-]+)",
+    re.IGNORECASE,
+)
 
 
 def names(text: str) -> list[str]:
@@ -95,8 +99,9 @@ class Scope:
             names = [(titles or {}).get(d, d) for d in self.document_ids]
             parts.append(f"limited to {', '.join(names)} (named by: {', '.join(self.terms)})")
         if self.groups:
-            parts.append("compared: " + " / ".join(", ".join((titles or {}).get(d, d) for d in side)
-                                                    for side in self.groups))
+            parts.append(
+                "compared: " + " / ".join(", ".join((titles or {}).get(d, d) for d in side) for side in self.groups)
+            )
         if self.unknown_names:
             parts.append(f"no document mentions {', '.join(self.unknown_names)}")
         return "; ".join(parts)
@@ -137,17 +142,21 @@ class DocumentIdentities:
         question writes it as a name)."""
         n = len(self.terms)
         written_as_names = {t for name in names(query.text) for t in analyze(name, query.language)}
-        naming = [t for t in query.terms if 0 < self.df.get(t, 0) < n
-                  and (t in written_as_names or not common_term(t))]
+        naming = [t for t in query.terms if 0 < self.df.get(t, 0) < n and (t in written_as_names or not common_term(t))]
         if any(t in written_as_names for t in naming):  # common terms beside a written name
             naming = [t for t in query.terms if 0 < self.df.get(t, 0) < n]
         # (acronyms are left to the acronym dictionary: "ITT" is often only written out)
         insurers = {m.group(1) for m in _INSURER.finditer(query.text)}
         holders = {m.group(1) for m in _HOLDER.finditer(query.text)}
-        unknown = tuple(dict.fromkeys(
-            name for name in names(query.text)
-            if (not name.isupper() or name in holders) and (analysed := analyze(name, query.language))
-            and not any(known_term(t) or self.df.get(t) for t in analysed)))
+        unknown = tuple(
+            dict.fromkeys(
+                name
+                for name in names(query.text)
+                if (not name.isupper() or name in holders)
+                and (analysed := analyze(name, query.language))
+                and not any(known_term(t) or self.df.get(t) for t in analysed)
+            )
+        )
         unheld = tuple(name for name in unknown if name in holders)
         if not naming or n < 2:
             return Scope(unknown_names=unknown, unheld=unheld)
@@ -199,7 +208,7 @@ def _sides(scope: frozenset[str], named: list[frozenset[str]]) -> tuple[tuple[st
         if len(smallest[0]) > 1:
             return (tuple(sorted(smallest[0])),)
         return tuple(sorted(smallest[0])), tuple(sorted(scope - smallest[0]))  # the named document first
-    if len(smallest) < 2 or any(a & b for i, a in enumerate(smallest) for b in smallest[i + 1:]):
+    if len(smallest) < 2 or any(a & b for i, a in enumerate(smallest) for b in smallest[i + 1 :]):
         return ()
     return tuple(sorted(tuple(sorted(s)) for s in smallest))
 

@@ -118,19 +118,21 @@ class Thesaurus:
         for origin, data in documents:
             names.append(origin)
             if not isinstance(data, dict) or not isinstance(data.get("concepts"), list):
-                raise ThesaurusError(f"{origin}: expected an object with a list under \"concepts\"")
+                raise ThesaurusError(f'{origin}: expected an object with a list under "concepts"')
             for number, raw in enumerate(data["concepts"], start=1):
                 concept = _concept(raw, origin, number)
                 if concept.id in concepts:
-                    raise ThesaurusError(f"{origin}: concept {concept.id!r} is defined twice "
-                                         f"(also in {concepts[concept.id].origin})")
+                    raise ThesaurusError(
+                        f"{origin}: concept {concept.id!r} is defined twice (also in {concepts[concept.id].origin})"
+                    )
                 concepts[concept.id] = concept
         for concept in concepts.values():
             for relation, targets in concept.relations.items():
                 for target in targets:
                     if target not in concepts:
-                        raise ThesaurusError(f"{concept.origin}: concept {concept.id!r}: {relation} names "
-                                             f"unknown concept {target!r}")
+                        raise ThesaurusError(
+                            f"{concept.origin}: concept {concept.id!r}: {relation} names unknown concept {target!r}"
+                        )
                     if target == concept.id:
                         raise ThesaurusError(f"{concept.origin}: concept {concept.id!r}: {relation} names itself")
         return cls(concepts, tuple(names))
@@ -153,8 +155,11 @@ class Thesaurus:
             preferred = concept.pref_label()
             long_form = preferred if not is_acronym(preferred) else long_forms[0]
             # hidden labels are the users' words, not the documents': they name no acronym
-            found += [(label, long_form, concept.id) for kind, _, label in labels
-                      if is_acronym(label) and kind != "hiddenLabel"]
+            found += [
+                (label, long_form, concept.id)
+                for kind, _, label in labels
+                if is_acronym(label) and kind != "hiddenLabel"
+            ]
         return found
 
     def _index(self, language: str) -> "_LabelIndex":
@@ -182,7 +187,7 @@ class Thesaurus:
             hit = re.search(rf"(?<![\w/&-]){re.escape(acronym)}(?![\w/&-])", text)
             if hit:
                 # place it where it is written, among the analysed matches
-                where = len(analyze(text[:hit.start()], language))
+                where = len(analyze(text[: hit.start()], language))
                 found += [(where, entry) for entry in entries]
         found.sort(key=lambda item: item[0])
         seen, result = set(), []
@@ -192,8 +197,14 @@ class Thesaurus:
                 result.append(entry)
         return result
 
-    def expand(self, query: AnalyzedQuery | str, relations: bool = False, limit: int = MAX_ADDED,
-               weights: dict[str, float] | None = None, relation_weight: float = RELATION_WEIGHT) -> Expansion:
+    def expand(
+        self,
+        query: AnalyzedQuery | str,
+        relations: bool = False,
+        limit: int = MAX_ADDED,
+        weights: dict[str, float] | None = None,
+        relation_weight: float = RELATION_WEIGHT,
+    ) -> Expansion:
         """BM25 term weights for the question: its own terms at 1.0, the labels of the
         concepts it names at their kind's weight (``weights`` overrides `WEIGHTS`), their
         related concepts' preferred labels when ``relations``; at most ``limit`` terms added,
@@ -212,8 +223,11 @@ class Thesaurus:
             concept = self.concepts[entry["id"]]
             labels = [(weights[kind], LABEL_KINDS.index(kind), label) for kind, _, label in concept.all_labels()]
             if relations:
-                labels += [(relation_weight, len(LABEL_KINDS), self.concepts[target].pref_label(language))
-                           for relation in RELATIONS for target in concept.relations.get(relation, ())]
+                labels += [
+                    (relation_weight, len(LABEL_KINDS), self.concepts[target].pref_label(language))
+                    for relation in RELATIONS
+                    for target in concept.relations.get(relation, ())
+                ]
             rank = 0
             for weight, kind, label in labels:
                 for term in index.terms(label):
@@ -252,8 +266,11 @@ class _LabelIndex:
                     terms = analyze(word, language)
                     if len(terms) == 1:
                         surface.setdefault(terms[0], word)
-                target = acronyms.setdefault(label, []) if is_acronym(label) else \
-                    sequences.setdefault(tuple(analyze(label, language)), [])
+                target = (
+                    acronyms.setdefault(label, [])
+                    if is_acronym(label)
+                    else sequences.setdefault(tuple(analyze(label, language)), [])
+                )
                 if tuple(analyze(label, language)) and all(e["id"] != concept.id for e in target):
                     target.append(entry)
         sequences.pop((), None)
@@ -261,7 +278,7 @@ class _LabelIndex:
 
     def longest(self, sequence: list[str], start: int) -> tuple[int, list[dict]] | None:
         for length in range(min(self.longest_label, len(sequence) - start), 0, -1):
-            entries = self.sequences.get(tuple(sequence[start:start + length]))
+            entries = self.sequences.get(tuple(sequence[start : start + length]))
             if entries:
                 return length, entries
         return None
@@ -277,7 +294,7 @@ def _concept(raw: object, origin: str, number: int) -> Concept:
         raise ThesaurusError(f"{where}: expected an object, got {type(raw).__name__}")
     concept_id = raw.get("id")
     if not isinstance(concept_id, str) or not concept_id.strip():
-        raise ThesaurusError(f"{where}: \"id\" must be a non-empty string")
+        raise ThesaurusError(f'{where}: "id" must be a non-empty string')
     where = f"{origin}: concept {concept_id!r}"
     unknown = sorted(set(raw) - _KEYS)
     if unknown:
@@ -286,14 +303,22 @@ def _concept(raw: object, origin: str, number: int) -> Concept:
     for kind in LABEL_KINDS:
         value = raw.get(kind, {})
         if not isinstance(value, dict):
-            raise ThesaurusError(f"{where}: {kind} must map a language to "
-                                 f"{'a label' if kind == 'prefLabel' else 'a list of labels'}")
+            raise ThesaurusError(
+                f"{where}: {kind} must map a language to {'a label' if kind == 'prefLabel' else 'a list of labels'}"
+            )
         pairs = []
         for language, written in value.items():
             items = [written] if kind == "prefLabel" else written
-            if kind == "prefLabel" and not isinstance(written, str) or kind != "prefLabel" and not isinstance(written, list):
-                raise ThesaurusError(f"{where}: {kind}[{language!r}] must be "
-                                     f"{'a string' if kind == 'prefLabel' else 'a list of strings'}")
+            if (
+                kind == "prefLabel"
+                and not isinstance(written, str)
+                or kind != "prefLabel"
+                and not isinstance(written, list)
+            ):
+                raise ThesaurusError(
+                    f"{where}: {kind}[{language!r}] must be "
+                    f"{'a string' if kind == 'prefLabel' else 'a list of strings'}"
+                )
             for label in items:
                 if not isinstance(label, str) or not label.strip():
                     raise ThesaurusError(f"{where}: {kind}[{language!r}] holds an empty or non-string label")
@@ -311,11 +336,12 @@ def _concept(raw: object, origin: str, number: int) -> Concept:
         relations[relation] = tuple(value)
     sources = raw.get("sources", [])
     if not isinstance(sources, list):
-        raise ThesaurusError(f"{where}: sources must be a list of {{\"document\", \"quote\"}}")
+        raise ThesaurusError(f'{where}: sources must be a list of {{"document", "quote"}}')
     for source in sources:
-        if not isinstance(source, dict) or not all(isinstance(source.get(k), str) and source[k].strip()
-                                                   for k in ("document", "quote")):
-            raise ThesaurusError(f"{where}: each source needs a non-empty \"document\" and \"quote\"")
+        if not isinstance(source, dict) or not all(
+            isinstance(source.get(k), str) and source[k].strip() for k in ("document", "quote")
+        ):
+            raise ThesaurusError(f'{where}: each source needs a non-empty "document" and "quote"')
     return Concept(concept_id, labels, relations, tuple(sources), origin)
 
 
@@ -335,7 +361,8 @@ def load_thesaurus(path: str | Path | None = None) -> Thesaurus:
     return Thesaurus.load(path)
 
 
-def expand(query: AnalyzedQuery | str, thesaurus: Thesaurus | None = None, *, relations: bool = False,
-           limit: int = MAX_ADDED) -> Expansion:
+def expand(
+    query: AnalyzedQuery | str, thesaurus: Thesaurus | None = None, *, relations: bool = False, limit: int = MAX_ADDED
+) -> Expansion:
     """Term weights for BM25 (see `Thesaurus.expand`); the default thesaurus when none is given."""
     return (thesaurus if thesaurus is not None else load_thesaurus()).expand(query, relations=relations, limit=limit)

@@ -21,8 +21,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class ScriptedOpenAI:
-    def __init__(self, script: dict[str, list] | None = None, always_status: int | None = None,
-                 model: str = "scripted-model"):
+    def __init__(
+        self, script: dict[str, list] | None = None, always_status: int | None = None, model: str = "scripted-model"
+    ):
         self.script = {name: list(replies) for name, replies in (script or {}).items()}
         self.always_status = always_status
         self.model = model
@@ -110,17 +111,20 @@ class ScriptedOpenAI:
             "object": "chat.completion",
             "created": 0,
             "model": self.model,
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": content}}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens},
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
         }
 
 
 def _error(status: int) -> dict:
     kinds = {401: "invalid_api_key", 429: "rate_limit_exceeded", 503: "service_unavailable"}
-    return {"error": {"message": f"scripted error {status}", "type": kinds.get(status, "error"),
-                      "code": kinds.get(status)}}
+    return {
+        "error": {"message": f"scripted error {status}", "type": kinds.get(status, "error"), "code": kinds.get(status)}
+    }
 
 
 def catalogue(body: dict) -> dict[str, str]:
@@ -138,8 +142,9 @@ def catalogue(body: dict) -> dict[str, str]:
 
 def retrieve_route(question: str) -> dict:
     """The router's reply sending `question` to retrieval as it is."""
-    return {"json": {"kind": "retrieve", "standalone_question": question, "sub_questions": [question],
-                     "need": "targeted"}}
+    return {
+        "json": {"kind": "retrieve", "standalone_question": question, "sub_questions": [question], "need": "targeted"}
+    }
 
 
 def scripted_endpoint(server: ScriptedOpenAI):

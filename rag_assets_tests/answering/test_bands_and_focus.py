@@ -13,16 +13,19 @@ from rag_assets.answering.model import Paragraph
 from rag_assets.answering.withholding import not_an_answer
 
 
-@pytest.mark.parametrize("text, band", [
-    ("De 0 à 15 000 €", Band(Decimal(0), Decimal(15000), "money")),
-    ("de 15 001 € à 30 000 €", Band(Decimal(15001), Decimal(30000), "money")),
-    ("Plus de 30 000 €", Band(Decimal(30000), None, "money")),
-    ("Entre 50 000 et 100 000 km", Band(Decimal(50000), Decimal(100000), "number")),
-    ("moins de 25 ans", Band(None, Decimal(25 * 365), "day")),
-    ("Véhicule de 5 ans et plus", Band(Decimal(5 * 365), None, "day")),
-    ("Plus de 12 mois et jusqu'à 18 mois", Band(Decimal(12 * 30), Decimal(18 * 30), "day")),
-    ("De 10 % à 49 % 5 000 euros", Band(Decimal(10), Decimal(49), "percent")),
-])
+@pytest.mark.parametrize(
+    "text, band",
+    [
+        ("De 0 à 15 000 €", Band(Decimal(0), Decimal(15000), "money")),
+        ("de 15 001 € à 30 000 €", Band(Decimal(15001), Decimal(30000), "money")),
+        ("Plus de 30 000 €", Band(Decimal(30000), None, "money")),
+        ("Entre 50 000 et 100 000 km", Band(Decimal(50000), Decimal(100000), "number")),
+        ("moins de 25 ans", Band(None, Decimal(25 * 365), "day")),
+        ("Véhicule de 5 ans et plus", Band(Decimal(5 * 365), None, "day")),
+        ("Plus de 12 mois et jusqu'à 18 mois", Band(Decimal(12 * 30), Decimal(18 * 30), "day")),
+        ("De 10 % à 49 % 5 000 euros", Band(Decimal(10), Decimal(49), "percent")),
+    ],
+)
 def test_a_band_is_read_from_the_words_around_its_figures(text, band):
     assert bands(text) == [band]
 
@@ -59,15 +62,19 @@ def test_the_row_of_the_band_holding_the_readers_figure_outscores_the_others():
 def test_a_table_whose_columns_are_bands_is_answered_by_the_column_holding_the_readers_figure():
     header = "| Garantie | Moins de 25 ans | De 25 à 60 ans | Plus de 60 ans |"
     row = Unit("T1", "S1", "D1", "| Vol | 500 € | 300 € | 400 € |", "all", "Titre\n" + header, "fr")
-    assert band_column(row, quantities("J'ai 52 ans : quelle franchise vol ?")) == \
-        "Garantie : Vol ; De 25 à 60 ans : 300 €."
+    assert (
+        band_column(row, quantities("J'ai 52 ans : quelle franchise vol ?"))
+        == "Garantie : Vol ; De 25 à 60 ans : 300 €."
+    )
     assert band_column(row, quantities("Quelle franchise vol ?")) == "all"  # no figure of the reader's
 
 
 def test_a_companys_legal_notice_answers_no_question_but_one_about_the_company():
     answerer = ExtractiveAnswerer(kb=None, weights=_Weights())
-    notice = _unit("Allianz Vie, société anonyme au capital de 643 054 425 €, RCS Nanterre 340 234 962, "
-                   "entreprise régie par le Code des assurances, taux de rendement.")
+    notice = _unit(
+        "Allianz Vie, société anonyme au capital de 643 054 425 €, RCS Nanterre 340 234 962, "
+        "entreprise régie par le Code des assurances, taux de rendement."
+    )
     clause = _unit("Le taux de rendement du fonds est fixé chaque année par l'assureur.")
     question = "Quel est le taux de rendement du fonds ?"
     assert answerer.score(question, clause) > answerer.score(question, notice)
@@ -79,16 +86,18 @@ def test_a_table_of_contents_set_as_a_table_is_recognised():
     assert contents_table("| Sommaire | Page |\n|---|---|\n| Objet | 3 |\n| Garanties | 5 |\n| Exclusions | 12 |")
     assert contents_table("| Objet du contrat | 3 |\n|---|---|\n| Garanties | 5 |\n| Exclusions | 12 |")
     # a tariff's bare numbers under a level are no page numbers
-    assert not contents_table("| Acte | Niveau 2 |\n|---|---|\n| Consultation | 100 |\n| Pharmacie | 150 |\n"
-                              "| Optique | 300 |")
+    assert not contents_table(
+        "| Acte | Niveau 2 |\n|---|---|\n| Consultation | 100 |\n| Pharmacie | 150 |\n| Optique | 300 |"
+    )
 
 
 def test_a_model_paragraph_that_asks_or_only_restates_the_question_is_no_answer():
     question = "Quelle est la franchise vol pour ma voiture ?"
     assert not_an_answer(Paragraph(text="Quelle est la valeur de votre voiture ?", source_ids=["S1"]), question)
     assert not_an_answer(Paragraph(text="La franchise vol pour votre voiture.", source_ids=["S1"]), question)
-    assert not_an_answer(Paragraph(text="La franchise vol est de 300 € par sinistre.", source_ids=["S1"]),
-                         question) == []
+    assert (
+        not_an_answer(Paragraph(text="La franchise vol est de 300 € par sinistre.", source_ids=["S1"]), question) == []
+    )
 
 
 def test_a_coverage_question_whose_answer_excludes_what_it_asks_about_is_flagged_first():
@@ -127,25 +136,39 @@ def test_a_document_covers_the_lines_its_identity_names_and_those_its_passages_w
 def test_a_figure_of_the_readers_case_that_a_condition_of_the_answer_excludes_is_flagged():
     from rag_assets.answering.premises import condition_premises
 
-    passage = ("Pour être assuré en formule Premium, votre animal doit avoir moins de 8 ans à la souscription. "
-               "Si l'animal a 10 ans ou plus, la franchise est doublée.")
+    passage = (
+        "Pour être assuré en formule Premium, votre animal doit avoir moins de 8 ans à la souscription. "
+        "Si l'animal a 10 ans ou plus, la franchise est doublée."
+    )
     question = "Mon chien a 9 ans, puis-je l'assurer en formule Premium ?"
     [premise] = condition_premises(question, [("S1", "Conditions d'adhésion", passage)])
     assert premise.kind == "condition-not-met" and "moins de 8 ans" in premise.found[0]
     # a 5-year-old meets it; a band that is no condition of the cover ("si … 10 ans ou plus") flags nothing
-    assert condition_premises("Mon chien a 5 ans, puis-je l'assurer en formule Premium ?",
-                              [("S1", "Conditions d'adhésion", passage)]) == []
-    assert condition_premises(question, [("S1", "Franchises", "Si l'animal a 10 ans ou plus, la franchise est "
-                                                              "doublée.")]) == []
+    assert (
+        condition_premises(
+            "Mon chien a 5 ans, puis-je l'assurer en formule Premium ?", [("S1", "Conditions d'adhésion", passage)]
+        )
+        == []
+    )
+    assert (
+        condition_premises(question, [("S1", "Franchises", "Si l'animal a 10 ans ou plus, la franchise est doublée.")])
+        == []
+    )
 
 
 def test_a_coverage_question_whose_situation_the_answer_restricts_is_flagged():
     from rag_assets.answering.premises import restriction_premises
 
-    question = "Ma voiture a été volée alors que j'avais laissé les clés sur le contact, l'assureur va-t-il m'indemniser ?"
+    question = (
+        "Ma voiture a été volée alors que j'avais laissé les clés sur le contact, l'assureur va-t-il m'indemniser ?"
+    )
     passage = "Si les clés ont été laissées dans ou sur le véhicule, l'indemnité sera réduite de 20 %."
     [premise] = restriction_premises(question, [("S1", "Garantie vol", passage)])
     assert premise.kind == "restricted" and premise.found == [passage]
     # the same sentence for a question that asks what, not whether: no premise
-    assert restriction_premises("Que se passe-t-il si j'ai laissé les clés sur le contact ?",
-                                [("S1", "Garantie vol", passage)]) == []
+    assert (
+        restriction_premises(
+            "Que se passe-t-il si j'ai laissé les clés sur le contact ?", [("S1", "Garantie vol", passage)]
+        )
+        == []
+    )

@@ -35,8 +35,10 @@ def test_ask_show_writes_the_cited_pdf_page_with_the_quote_highlighted(kb, capsy
         assert drawn.size == (1191, 1684)
     answer = kb.ask(ZONE_A)
     evidence = answer.paragraphs[0].evidence
-    assert evidence["pages"][0]["page"] == 3 and [evidence["pages"][0]["width"], evidence["pages"][0]["height"]] == \
-        [595.3, 841.9]
+    assert evidence["pages"][0]["page"] == 3 and [evidence["pages"][0]["width"], evidence["pages"][0]["height"]] == [
+        595.3,
+        841.9,
+    ]
     assert check(Path(evidence["file"]), evidence["pages"], evidence["quote"])["ok"]
 
 

@@ -24,15 +24,23 @@ def test_without_a_reranker_the_parents_keep_the_hybrid_order(kb):
     assert kept and kept == sorted(kept, key=order.index) and kept[0] == order[0]
 
 
-@pytest.mark.parametrize("question, better, worse", [
-    # a label that only repeats the question ranks below the sentence that answers
-    ("Quelle est la franchise inondation ?",
-     "La franchise inondation est fixée par le tableau des franchises.", "Franchise inondation"),
-    # a figure of the kind asked is preferred
-    ("Quel est le délai de déclaration du sinistre ?",
-     "Le sinistre est déclaré dans un délai de cinq jours ouvrés.",
-     "Le sinistre est déclaré dans un délai fixé, 150 € au plus."),
-])
+@pytest.mark.parametrize(
+    "question, better, worse",
+    [
+        # a label that only repeats the question ranks below the sentence that answers
+        (
+            "Quelle est la franchise inondation ?",
+            "La franchise inondation est fixée par le tableau des franchises.",
+            "Franchise inondation",
+        ),
+        # a figure of the kind asked is preferred
+        (
+            "Quel est le délai de déclaration du sinistre ?",
+            "Le sinistre est déclaré dans un délai de cinq jours ouvrés.",
+            "Le sinistre est déclaré dans un délai fixé, 150 € au plus.",
+        ),
+    ],
+)
 def test_the_sentence_that_answers_outranks_a_look_alike(kb, question, better, worse):
     answerer = ExtractiveAnswerer(kb)
     assert answerer.score(question, _unit(better)) > answerer.score(question, _unit(worse))
@@ -44,12 +52,18 @@ def test_the_figure_a_question_gives_earns_no_bonus_as_its_answer(kb):
     answerer = ExtractiveAnswerer(kb)
     asks = "Je résilie au 31 décembre : jusqu'à quelle date envoyer ma demande ?"
     plain = "Je résilie au 31 décembre : où envoyer ma demande ?"
-    gain = {text: answerer.score(asks, _unit(text)) - answerer.score(plain, _unit(text))
-            for text in ("La demande est envoyée au 31 octobre au plus tard.",
-                         "La demande est envoyée pour le 31 décembre.")}
+    gain = {
+        text: answerer.score(asks, _unit(text)) - answerer.score(plain, _unit(text))
+        for text in (
+            "La demande est envoyée au 31 octobre au plus tard.",
+            "La demande est envoyée pour le 31 décembre.",
+        )
+    }
     # "31 octobre" is the date asked, and earns the bonus; "31 décembre" is the one the question gives
-    assert gain["La demande est envoyée au 31 octobre au plus tard."] > \
-        gain["La demande est envoyée pour le 31 décembre."] + WANTED_FIGURE_BONUS / 2
+    assert (
+        gain["La demande est envoyée au 31 octobre au plus tard."]
+        > gain["La demande est envoyée pour le 31 décembre."] + WANTED_FIGURE_BONUS / 2
+    )
 
 
 def test_a_passage_under_a_sibling_code_is_pushed_down_only_when_the_asked_one_is_present(kb):
@@ -85,8 +99,10 @@ def test_a_sentence_naming_the_contract_does_not_win_by_its_name(kb):
 
 def test_an_insurer_the_reader_holds_that_no_document_names_is_refused_however_well_the_words_are_covered(kb):
     # the policy's words are covered well; "Assurex", given as the reader's insurer, is in no document
-    question = ("Mon contrat habitation multirisque chez Assurex : quelle est la franchise inondation en zone A, "
-                "catastrophe naturelle ?")
+    question = (
+        "Mon contrat habitation multirisque chez Assurex : quelle est la franchise inondation en zone A, "
+        "catastrophe naturelle ?"
+    )
     retrieved = Retriever(kb).retrieve(question, 3)
     assert retrieved.sub.gate["unheld"] == ["Assurex"]
     assert retrieved.sub.status == "no_source_found" and retrieved.hits == []
@@ -104,8 +120,9 @@ def test_a_name_no_document_contains_stays_unknown_after_the_reformulation(kb):
 
 
 def test_a_town_in_the_readers_story_does_not_refuse_what_the_policy_answers(kb):
-    retrieved = Retriever(kb).retrieve("J'habite à Quimperlé : quelle est la franchise pour une inondation en "
-                                       "zone A ?", 3)
+    retrieved = Retriever(kb).retrieve(
+        "J'habite à Quimperlé : quelle est la franchise pour une inondation en zone A ?", 3
+    )
     assert retrieved.sub.gate["unknown_names"] == ["Quimperlé"] and retrieved.sub.gate["unheld"] == []
     assert retrieved.sub.status == "found"
 
@@ -133,10 +150,17 @@ def test_the_same_sentence_in_two_parents_is_cited_from_the_better_ranked_one(kb
     units, _ = units_of(registry, kb)
     answerer = ExtractiveAnswerer(kb)
     sub = SubQuestion(text=question, parent_ids=[first, second], best_score=0.6)
-    best = max((u for u in units if registry[u.section_id].parent_id == first), key=lambda u: answerer.score(question, u))
+    best = max(
+        (u for u in units if registry[u.section_id].parent_id == first), key=lambda u: answerer.score(question, u)
+    )
     other = next(u for u in units if registry[u.section_id].parent_id == second)
-    copy = dataclasses.replace(best, source_id=other.source_id, section_id=other.section_id,
-                               document_id=other.document_id, context=best.context + "\nAppartement")
+    copy = dataclasses.replace(
+        best,
+        source_id=other.source_id,
+        section_id=other.section_id,
+        document_id=other.document_id,
+        context=best.context + "\nAppartement",
+    )
     assert answerer.score(question, copy) > answerer.score(question, best)
     paragraphs = answerer.answer_sub_question(0, sub, [copy, *units], registry, targeted=True)
     assert paragraphs and paragraphs[0].source_ids[0] == best.source_id
@@ -159,10 +183,19 @@ def test_a_paragraph_repeating_a_false_figure_is_replaced_by_the_passage_giving_
     registry = build_registry(kb, [hit.parent_id])
     source = next(e for e in registry.entries.values() if e.kind == "table")
     passage = next(line for line in source.text.splitlines() if "5 000" in line)
-    premise = Premise("figure-contradicted", "500 €", ["5 000 €"], source.source_id, source.name, 0,
-                      "La question indique 500 €, mais la source indique 5 000 €.", passage)
-    repeated = Paragraph(text="La franchise inondation en zone A est de 500 €.", source_ids=[source.source_id],
-                         sub_question=0)
+    premise = Premise(
+        "figure-contradicted",
+        "500 €",
+        ["5 000 €"],
+        source.source_id,
+        source.name,
+        0,
+        "La question indique 500 €, mais la source indique 5 000 €.",
+        passage,
+    )
+    repeated = Paragraph(
+        text="La franchise inondation en zone A est de 500 €.", source_ids=[source.source_id], sub_question=0
+    )
     replacement = premise_passage(repeated, [premise], registry)
     assert replacement.source_ids == [source.source_id] and "5 000" in replacement.text
     assert replacement.verdict == "supported" and not replacement.unsupported_numbers
@@ -175,10 +208,14 @@ def test_the_same_clause_twice_is_shown_once(kb):
     # Allianz's notice lists the documents to send twice, a comma and an agreement apart: the
     # copy took the answer's second slot from the sentence holding the 15-day limit
     answerer = ExtractiveAnswerer(kb)
-    first = _unit("- si vous êtes travailleur non salarié, une copie de l'extrait du Registre du commerce, "
-                  "antérieure à la date d'arrêt de travail et datant de moins de 3 mois ;")
-    copy = _unit("- si vous êtes travailleur non salarié, une copie de l'extrait du Registre du commerce , "
-                 "antérieur à la date d'arrêt de travail et datant de moins de 3 mois ;")
+    first = _unit(
+        "- si vous êtes travailleur non salarié, une copie de l'extrait du Registre du commerce, "
+        "antérieure à la date d'arrêt de travail et datant de moins de 3 mois ;"
+    )
+    copy = _unit(
+        "- si vous êtes travailleur non salarié, une copie de l'extrait du Registre du commerce , "
+        "antérieur à la date d'arrêt de travail et datant de moins de 3 mois ;"
+    )
     other = _unit("Vous devez déclarer votre arrêt de travail au plus tard dans les 15 jours ouvrés.")
     assert answerer._repeats(copy, first)
     assert not answerer._repeats(other, first)
@@ -209,12 +246,18 @@ def test_the_last_sentence_slot_goes_to_a_passage_not_quoted_yet(kb):
     registry = build_registry(kb, [first, second])
     units, _ = units_of(registry, kb)
     of = {registry[u.section_id].parent_id: u for u in units}
-    tails = ["le montant figure au tableau des franchises.", "elle s'applique à chaque événement déclaré.",
-             "l'assureur la déduit de l'indemnité versée après expertise.",
-             "elle reste due même après une catastrophe naturelle reconnue."]
-    written = [dataclasses.replace(of[parent], text=f"Franchise inondation zone A : {tail}",
-                                   display=f"Franchise inondation zone A : {tail}")
-               for parent, tail in zip([first, first, first, second], tails)]
+    tails = [
+        "le montant figure au tableau des franchises.",
+        "elle s'applique à chaque événement déclaré.",
+        "l'assureur la déduit de l'indemnité versée après expertise.",
+        "elle reste due même après une catastrophe naturelle reconnue.",
+    ]
+    written = [
+        dataclasses.replace(
+            of[parent], text=f"Franchise inondation zone A : {tail}", display=f"Franchise inondation zone A : {tail}"
+        )
+        for parent, tail in zip([first, first, first, second], tails)
+    ]
     answerer = ExtractiveAnswerer(kb)
     assert len({answerer.score(question, u) for u in written}) == 1  # alike but for their passage's rank
     sub = SubQuestion(text=question, parent_ids=[first, second], best_score=0.6)
@@ -258,7 +301,9 @@ def test_each_engine_s_best_parents_join_the_hybrid_top(kb):
     assert last in added and all(h in seated and h not in kept for h in added)
     assert added == [h for h in hits if h in added]  # in the hybrid order
     # under the coverage floor: no seat
-    assert retriever._engine_seats(hits, kept, {**scores, last.parent_id: 0.1}, 0.5) == [h for h in added if h is not last]
+    assert retriever._engine_seats(hits, kept, {**scores, last.parent_id: 0.1}, 0.5) == [
+        h for h in added if h is not last
+    ]
     # the fused top stays first: seats come after it
     parent_ids = retriever.retrieve(question, 1).sub.parent_ids
     assert parent_ids[0] == hits[0].parent_id
@@ -268,8 +313,10 @@ def test_a_table_row_answers_for_the_column_the_question_names(kb):
     from rag_assets.answering.extractive import _table_units
 
     answerer = ExtractiveAnswerer(kb)
-    table = ("| Garanties | Formule Arbitrage | Formule Équilibre |\n| --- | --- | --- |\n"
-             "| garantie dommages électriques | non | oui |")
+    table = (
+        "| Garanties | Formule Arbitrage | Formule Équilibre |\n| --- | --- | --- |\n"
+        "| garantie dommages électriques | non | oui |"
+    )
     [(raw, shown, header, labels)] = _table_units(table, None)
     row = Unit("T1", "S1", "d1", raw, shown, "Contrat Habitation Multirisque\n" + header, "fr", labels)
     unlabelled = Unit("T1", "S1", "d1", raw, shown, "Contrat Habitation Multirisque\n" + header, "fr")
@@ -290,8 +337,12 @@ def test_a_row_of_amounts_gives_way_to_the_rule_when_no_amount_is_asked(kb):
 def test_each_paragraph_of_an_offline_answer_is_one_passage_with_its_source(kb):
     from rag_assets.answering import AskOptions, ask
 
-    answer = ask(kb, "Quelles sont les franchises et le délai de déclaration d'un sinistre ?", offline=True,
-                 options=AskOptions(log=False, memory=False))
+    answer = ask(
+        kb,
+        "Quelles sont les franchises et le délai de déclaration d'un sinistre ?",
+        offline=True,
+        options=AskOptions(log=False, memory=False),
+    )
     assert answer.paragraphs
     for paragraph in answer.paragraphs:
         parents = {answer.source(i).parent_id for i in paragraph.source_ids}

@@ -5,8 +5,13 @@ import pytest
 
 from rag_assets.answering.extractive import Unit
 from rag_assets.answering.figures import DATE, DURATION, MONEY, PERCENT, figures, same_figure, wanted_kinds
-from rag_assets.answering.premises import (asserted_figures, figure_premises, inclusion_premises, name_premises,
-                                          stated_figures)
+from rag_assets.answering.premises import (
+    asserted_figures,
+    figure_premises,
+    inclusion_premises,
+    name_premises,
+    stated_figures,
+)
 
 
 def one(text: str):
@@ -14,12 +19,21 @@ def one(text: str):
     return figure
 
 
-@pytest.mark.parametrize("a, b", [
-    ("5 000 €", "5000 euros"), ("5 000 €", "5.000 €"), ("6 930 k€", "6 930 000 €"), ("99,5 %", "99.5 pour cent"),
-    ("30 jours", "un mois"), ("deux ans", "24 mois"), ("trois (3) mois", "3 mois"),
-    ("1er octobre 2024", "2024-10-01"),
-    ("250 e", "250 €"), ("2 000e", "2 000 €"),  # a font printing the euro sign as "e" (MAIF Raqvam 2011)
-])
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        ("5 000 €", "5000 euros"),
+        ("5 000 €", "5.000 €"),
+        ("6 930 k€", "6 930 000 €"),
+        ("99,5 %", "99.5 pour cent"),
+        ("30 jours", "un mois"),
+        ("deux ans", "24 mois"),
+        ("trois (3) mois", "3 mois"),
+        ("1er octobre 2024", "2024-10-01"),
+        ("250 e", "250 €"),
+        ("2 000e", "2 000 €"),  # a font printing the euro sign as "e" (MAIF Raqvam 2011)
+    ],
+)
 def test_two_spellings_of_one_figure_compare_equal(a, b):
     assert same_figure(one(a), one(b))
 
@@ -33,42 +47,51 @@ def test_an_ordinal_against_its_number_is_no_amount():
     assert one("le 76e anniversaire").kind != MONEY and one("au-delà du 3e mois").kind != MONEY
 
 
-@pytest.mark.parametrize("question, asserted", [
-    ("La franchise inondation en zone A est-elle bien de 3 000 € ?", ["3 000 €"]),
-    ("On m'a dit que la franchise est de 500 €. C'est exact ?", ["500 €"]),
-    ("Pourquoi le SCR est-il calibré à 99,9 % ?", ["99,9 %"]),
-    ("Le SCR est-il calibré à 99,9 % ?", ["99,9 %"]),  # a yes/no question asserts its figure
-    ("Est-ce que la franchise inondation en zone A est de 3 000 € ?", ["3 000 €"]),  # a model's rewrite
-    ("Est-ce que tu sais combien coûte la franchise pour 10 jours ?", []),
-    ("Je suis enceinte de 5 mois et je dois annuler mon séjour. Est-ce que ça marche ?", []),
-    ("Je pars en vacances à 300 km de chez moi depuis 20 jours. Quelle est la franchise vol ?", []),
-    ("On est 4 : combien MAIF prend-elle en charge pour 10 jours d'hôtel ?", []),  # asks, asserts nothing
-])
+@pytest.mark.parametrize(
+    "question, asserted",
+    [
+        ("La franchise inondation en zone A est-elle bien de 3 000 € ?", ["3 000 €"]),
+        ("On m'a dit que la franchise est de 500 €. C'est exact ?", ["500 €"]),
+        ("Pourquoi le SCR est-il calibré à 99,9 % ?", ["99,9 %"]),
+        ("Le SCR est-il calibré à 99,9 % ?", ["99,9 %"]),  # a yes/no question asserts its figure
+        ("Est-ce que la franchise inondation en zone A est de 3 000 € ?", ["3 000 €"]),  # a model's rewrite
+        ("Est-ce que tu sais combien coûte la franchise pour 10 jours ?", []),
+        ("Je suis enceinte de 5 mois et je dois annuler mon séjour. Est-ce que ça marche ?", []),
+        ("Je pars en vacances à 300 km de chez moi depuis 20 jours. Quelle est la franchise vol ?", []),
+        ("On est 4 : combien MAIF prend-elle en charge pour 10 jours d'hôtel ?", []),  # asks, asserts nothing
+    ],
+)
 def test_only_the_figures_a_question_takes_for_granted_are_premises(question, asserted):
     assert [f.raw for f in asserted_figures(question)] == asserted
 
 
-@pytest.mark.parametrize("question, stated", [
-    ("Puisque l'indemnité journalière est de 80 €, combien toucherai-je pour 10 jours ?", ["80 €"]),
-    ("Mon contrat prévoit une franchise de 300 €, que me rembourse-t-on pour un vol ?", ["300 €"]),
-    ("La garantie couvre jusqu'à 5 000 €, donc mon vélo à 3 000 € est couvert ?", ["5 000 €"]),
-    ("Les frais d'obsèques sont remboursés jusqu'à 1 500 € : que dois-je envoyer ?", ["1 500 €"]),
-    # the reader's own case: what the lessor kept, the option they chose
-    ("Le loueur me retient une franchise de 800 € : combien me rembourse-t-on ?", []),
-    ("Ma garantie a une franchise de 15 jours : s'applique-t-elle après 3 nuits d'hôpital ?", []),
-    ("Quelle est la franchise pour un sinistre de 3 000 € ?", []),  # the claim's figure, not the policy's
-    ("Ma voiture vaut 35 000 € et a 85 000 km : quelle franchise ?", []),
-    ("J'ai 52 ans : quel est le délai de carence ?", []),
-])
+@pytest.mark.parametrize(
+    "question, stated",
+    [
+        ("Puisque l'indemnité journalière est de 80 €, combien toucherai-je pour 10 jours ?", ["80 €"]),
+        ("Mon contrat prévoit une franchise de 300 €, que me rembourse-t-on pour un vol ?", ["300 €"]),
+        ("La garantie couvre jusqu'à 5 000 €, donc mon vélo à 3 000 € est couvert ?", ["5 000 €"]),
+        ("Les frais d'obsèques sont remboursés jusqu'à 1 500 € : que dois-je envoyer ?", ["1 500 €"]),
+        # the reader's own case: what the lessor kept, the option they chose
+        ("Le loueur me retient une franchise de 800 € : combien me rembourse-t-on ?", []),
+        ("Ma garantie a une franchise de 15 jours : s'applique-t-elle après 3 nuits d'hôpital ?", []),
+        ("Quelle est la franchise pour un sinistre de 3 000 € ?", []),  # the claim's figure, not the policy's
+        ("Ma voiture vaut 35 000 € et a 85 000 km : quelle franchise ?", []),
+        ("J'ai 52 ans : quel est le délai de carence ?", []),
+    ],
+)
 def test_a_figure_given_as_the_policys_own_value_is_stated_wherever_it_stands(question, stated):
     assert [f.raw for f in stated_figures(question)] == stated
 
 
-@pytest.mark.parametrize("question", [
-    "Puisque la franchise est de 8 000 €, combien vais-je toucher ?",
-    "J'ai lu que la franchise était de 8 000 € : combien vais-je toucher ?",
-    "D'après mon conseiller, la franchise est de 8 000 €. Combien vais-je toucher ?",
-])
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Puisque la franchise est de 8 000 €, combien vais-je toucher ?",
+        "J'ai lu que la franchise était de 8 000 € : combien vais-je toucher ?",
+        "D'après mon conseiller, la franchise est de 8 000 €. Combien vais-je toucher ?",
+    ],
+)
 def test_a_premise_the_question_builds_on_or_repeats_is_asserted(question):
     assert [f.raw for f in asserted_figures(question)] == ["8 000 €"]
 
@@ -77,8 +100,9 @@ def test_a_stated_figure_is_flagged_when_the_answering_passage_gives_another_not
     question = "Mon contrat prévoit une franchise de 300 €, que me rembourse-t-on pour un vol ?"
     stated = stated_figures(question)
     passage = "En cas de vol, une franchise de 150 € reste à la charge de l'assuré."
-    [premise] = figure_premises(question, [("S1", "Vol", passage, passage)], [passage, "Plafond 300 € par objet."],
-                                claims=[], stated=stated)
+    [premise] = figure_premises(
+        question, [("S1", "Vol", passage, passage)], [passage, "Plafond 300 € par objet."], claims=[], stated=stated
+    )
     assert premise.kind == "figure-contradicted" and premise.found == ["150 €"]
     # absent from every source: the reader's own figure, not flagged
     unrelated = "Le vol est garanti dans la limite des plafonds indiqués aux conditions particulières."
@@ -88,16 +112,20 @@ def test_a_stated_figure_is_flagged_when_the_answering_passage_gives_another_not
 def test_a_contradicted_figure_is_flagged_with_the_source_value():
     question = "La franchise inondation en zone A est-elle bien de 3 000 € ?"
     table = "Inondation ; Zone A ; 5 000 €"
-    [premise] = figure_premises(question, [("S1-T1", "Tableau 1", table, table)],
-                                [table, "Inondation ; Zone B ; 3 000 €"])
+    [premise] = figure_premises(
+        question, [("S1-T1", "Tableau 1", table, table)], [table, "Inondation ; Zone B ; 3 000 €"]
+    )
     assert premise.kind == "figure-contradicted" and premise.found == ["5 000 €"] and premise.source_id == "S1-T1"
     assert "3 000 €" in premise.message and "5 000 €" in premise.message
 
 
 def test_a_figure_no_source_holds_is_flagged_absent():
     question = "Le préavis est-il bien de six mois ?"
-    [premise] = figure_premises(question, [("S2", "Avenant", "préavis de deux (2) mois", "préavis de deux (2) mois")],
-                                ["le préavis de résiliation est ramené de trois (3) mois à deux (2) mois"])
+    [premise] = figure_premises(
+        question,
+        [("S2", "Avenant", "préavis de deux (2) mois", "préavis de deux (2) mois")],
+        ["le préavis de résiliation est ramené de trois (3) mois à deux (2) mois"],
+    )
     assert premise.kind == "figure-absent" and premise.found == ["deux (2) mois"]
 
 
@@ -118,35 +146,47 @@ def test_a_variant_the_sources_never_name_is_flagged_with_the_ones_they_do():
 
 def test_a_value_the_source_writes_twice_is_given_once():
     passage = "le SCR est calibré à 99,5 % : il correspond à la VaR à 99,5 % des fonds propres"
-    [premise] = figure_premises("Le SCR est-il calibré à 99,9 % ?", [("S3", "Lien avec le SCR", passage, passage)],
-                                [passage])
+    [premise] = figure_premises(
+        "Le SCR est-il calibré à 99,9 % ?", [("S3", "Lien avec le SCR", passage, passage)], [passage]
+    )
     assert premise.found == ["99,5 %"] and premise.message.count("99,5 %") == 1
 
 
 def test_the_figure_a_sentence_gives_for_what_is_asked_is_the_one_compared():
     # "6 mois" ends its sentence: its own words are those before it, not the next sentence's
-    passage = ("Le délai d'attente de cette garantie est de 6 mois. Elle prévoit aussi des indemnités pour un "
-               "nouveau-né de moins d'un mois après le départ de la mère.")
-    [premise] = figure_premises("On m'a dit que le capital jouait après 3 mois de délai d'attente. C'est exact ?",
-                                [("S1", "Notice", passage, passage)], [passage])
+    passage = (
+        "Le délai d'attente de cette garantie est de 6 mois. Elle prévoit aussi des indemnités pour un "
+        "nouveau-né de moins d'un mois après le départ de la mère."
+    )
+    [premise] = figure_premises(
+        "On m'a dit que le capital jouait après 3 mois de délai d'attente. C'est exact ?",
+        [("S1", "Notice", passage, passage)],
+        [passage],
+    )
     assert premise.found == ["6 mois"]  # absent from the sources, and the value they give
     # two values in one sentence: the one whose own words name what the question asks
     listing = "la franchise s'élève à 380 € et 1 520 € en cas d'événement sécheresse."
-    [premise] = figure_premises("Fissures dues à la sécheresse : la franchise sera de 380 €, c'est bien ça ?",
-                                [("S2", "Annexe", listing, listing)], [listing])
+    [premise] = figure_premises(
+        "Fissures dues à la sécheresse : la franchise sera de 380 €, c'est bien ça ?",
+        [("S2", "Annexe", listing, listing)],
+        [listing],
+    )
     assert premise.found == ["1 520 €"]
 
 
-@pytest.mark.parametrize("question, kinds", [
-    ("Jusqu'à combien suis-je couvert ?", {MONEY}),
-    ("Dans quel délai dois-je déclarer le sinistre ?", {DURATION}),
-    ("Combien de jours ai-je pour renoncer ?", {DURATION}),
-    ("Quel taux de remboursement pour les lunettes ?", {PERCENT, MONEY}),
-    ("Qui peut souscrire ce contrat ?", set()),
-    ("Nous partons à 10 amis : sommes-nous un « Groupe » au sens du contrat ?", set()),  # the verb, not a sum
-    ("Quelles sommes sont versées au décès ?", {MONEY}),
-    ("Je résilie au 31 décembre : jusqu'à quelle date puis-je envoyer ma demande ?", {DATE}),
-])
+@pytest.mark.parametrize(
+    "question, kinds",
+    [
+        ("Jusqu'à combien suis-je couvert ?", {MONEY}),
+        ("Dans quel délai dois-je déclarer le sinistre ?", {DURATION}),
+        ("Combien de jours ai-je pour renoncer ?", {DURATION}),
+        ("Quel taux de remboursement pour les lunettes ?", {PERCENT, MONEY}),
+        ("Qui peut souscrire ce contrat ?", set()),
+        ("Nous partons à 10 amis : sommes-nous un « Groupe » au sens du contrat ?", set()),  # the verb, not a sum
+        ("Quelles sommes sont versées au décès ?", {MONEY}),
+        ("Je résilie au 31 décembre : jusqu'à quelle date puis-je envoyer ma demande ?", {DATE}),
+    ],
+)
 def test_the_kind_of_figure_a_question_asks_for(question, kinds):
     assert wanted_kinds(question) == kinds
 
@@ -156,8 +196,12 @@ def _unit(text: str, source_id: str = "S1", context: str = "Multirisque habitati
 
 
 def test_a_guarantee_the_source_lists_as_optional_is_flagged():
-    units = [_unit("LES GARANTIES DE BASE"), _unit("- Incendie - Dégât des eaux"),
-             _unit("LES GARANTIES OPTIONNELLES"), _unit("- Vol - Bris de glace - Dommage électrique")]
+    units = [
+        _unit("LES GARANTIES DE BASE"),
+        _unit("- Incendie - Dégât des eaux"),
+        _unit("LES GARANTIES OPTIONNELLES"),
+        _unit("- Vol - Bris de glace - Dommage électrique"),
+    ]
     question = "Je suis locataire chez Mila. Le vol est-il couvert dans les garanties de base ?"
     [premise] = inclusion_premises(question, units, lambda s: "IPID Mila", lambda term: 1.0)
     assert premise.kind == "guarantee-not-included" and premise.source_id == "S1"
@@ -171,24 +215,38 @@ def test_a_table_row_not_subscribed_is_flagged_with_its_header():
     header = "| DISTRIBUTION | ARTICLE | GARANTIES |"
     row = _unit("| Non souscrite | Extension n°2 | Cure thermale |", "S1-T1", f"Notice\n\n{header}")
     row.display = "DISTRIBUTION : Non souscrite ; ARTICLE : Extension n°2 ; GARANTIES : Cure thermale."
-    [premise] = inclusion_premises("Si j'annule ma cure thermale, suis-je remboursé ?", [row], lambda s: "Tableau 1",
-                                   lambda term: {"cur": 3.0}.get(term, 1.0))
+    [premise] = inclusion_premises(
+        "Si j'annule ma cure thermale, suis-je remboursé ?",
+        [row],
+        lambda s: "Tableau 1",
+        lambda term: {"cur": 3.0}.get(term, 1.0),
+    )
     assert "non souscrite" in premise.message and premise.source_id == "S1-T1"
 
 
 def test_a_guarantee_under_an_optional_heading_is_flagged():
     # the lead-in is the heading the list sits under (a joined section's heading: the unit's context)
-    item = _unit("- Vol - Bris de glace - Dommage électrique", context="Multirisque habitation\nLES GARANTIES OPTIONNELLES")
-    [premise] = inclusion_premises("Je suis chez Mila. Le vol est-il couvert dans les garanties de base ?", [item],
-                                   lambda s: "IPID Mila", lambda term: 1.0)
+    item = _unit(
+        "- Vol - Bris de glace - Dommage électrique", context="Multirisque habitation\nLES GARANTIES OPTIONNELLES"
+    )
+    [premise] = inclusion_premises(
+        "Je suis chez Mila. Le vol est-il couvert dans les garanties de base ?",
+        [item],
+        lambda s: "IPID Mila",
+        lambda term: 1.0,
+    )
     assert "optionnelles" in premise.message
 
 
 def test_a_guarantee_the_readers_formula_does_not_have_in_a_comparison_table_is_flagged():
-    row = _unit("| - Protection juridique non | non | oui |", "S1-T2", "Raqvam\n| LES GARANTIES | RAQVAM équilibre | "
-                "RAQVAM sérénité |")
-    row.display = "LES GARANTIES RAQVAM arbitrage : - Protection juridique non ; RAQVAM équilibre : non ; " \
-                  "RAQVAM sérénité : oui."
+    row = _unit(
+        "| - Protection juridique non | non | oui |",
+        "S1-T2",
+        "Raqvam\n| LES GARANTIES | RAQVAM équilibre | RAQVAM sérénité |",
+    )
+    row.display = (
+        "LES GARANTIES RAQVAM arbitrage : - Protection juridique non ; RAQVAM équilibre : non ; RAQVAM sérénité : oui."
+    )
     weights = lambda term: {"protect": 3.0, "jurid": 3.0}.get(term, 1.0)  # noqa: E731
     question = "J'ai la formule Raqvam Équilibre de la MAIF. La garantie Protection juridique est-elle incluse ?"
     [premise] = inclusion_premises(question, [row], lambda s: "Tableau 2", weights)
@@ -197,15 +255,19 @@ def test_a_guarantee_the_readers_formula_does_not_have_in_a_comparison_table_is_
     # the formula that has it: nothing to flag
     assert inclusion_premises(question.replace("Équilibre", "Sérénité"), [row], str, weights) == []
     # headers that go on with the formula's slogan (MAIF Raqvam p.16, wrapped header cells joined)
-    row.display = "LES GARANTIES : - Protection juridique ; RAQVAM arbitrage Bien s'assurer sans tout assurer : non ; " \
-                  "RAQVAM équilibre Compter sur la MAIF en toutes circonstances : non ; " \
-                  "RAQVAM sérénité Exiger un accompagnement maximum : oui."
+    row.display = (
+        "LES GARANTIES : - Protection juridique ; RAQVAM arbitrage Bien s'assurer sans tout assurer : non ; "
+        "RAQVAM équilibre Compter sur la MAIF en toutes circonstances : non ; "
+        "RAQVAM sérénité Exiger un accompagnement maximum : oui."
+    )
     [premise] = inclusion_premises(question, [row], lambda s: "Tableau 2", weights)
     assert "« RAQVAM équilibre Compter sur la MAIF en toutes circonstances »" in premise.message
     assert inclusion_premises(question.replace("Équilibre", "Sérénité"), [row], str, weights) == []
     # "Raqvam" alone names every column: no formula is named
-    assert inclusion_premises("J'ai un contrat Raqvam. La protection juridique est-elle incluse ?", [row], str,
-                              weights) == []
+    assert (
+        inclusion_premises("J'ai un contrat Raqvam. La protection juridique est-elle incluse ?", [row], str, weights)
+        == []
+    )
 
 
 def test_a_waiting_period_the_source_says_there_is_none_of_is_flagged_under_its_other_name():
@@ -215,15 +277,24 @@ def test_a_waiting_period_the_source_says_there_is_none_of_is_flagged_under_its_
     thesaurus = load_thesaurus()
     none = _unit("Cette garantie n'a pas de délai d'attente : vous êtes couvert dès la date d'effet de la garantie.")
     question = "J'ai un capital décès toutes causes. Quel est le délai de carence avant que ce capital soit garanti ?"
-    [premise] = absence_premises(question, [_unit("Le capital est versé au bénéficiaire."), none], thesaurus,
-                                 lambda unit: 0.5, 0.3, lambda s: "Notice TNS", 0)
+    [premise] = absence_premises(
+        question,
+        [_unit("Le capital est versé au bénéficiaire."), none],
+        thesaurus,
+        lambda unit: 0.5,
+        0.3,
+        lambda s: "Notice TNS",
+        0,
+    )
     assert premise.kind == "none-such" and premise.claim == "délai de carence" and premise.source_id == "S1"
     assert "n'a pas de délai d'attente" in premise.message and "Notice TNS" in premise.message
     # a passage that covers the question less than an answer would does not count
     assert absence_premises(question, [none], thesaurus, lambda unit: 0.2, 0.3, str) == []
     # "sans délai de carence dès lors que…", "aucune franchise n'est appliquée en cas de…": conditions, not "none"
-    conditional = [_unit("Les garanties prennent effet sans délai de carence dès lors que l'adhésion est simultanée."),
-                   _unit("Aucune franchise n'est appliquée en cas de tentative de vol déjouée.")]
+    conditional = [
+        _unit("Les garanties prennent effet sans délai de carence dès lors que l'adhésion est simultanée."),
+        _unit("Aucune franchise n'est appliquée en cas de tentative de vol déjouée."),
+    ]
     assert absence_premises(question, conditional, thesaurus, lambda unit: 0.5, 0.3, str) == []
     assert absence_premises("Quelle franchise pour un vol ?", conditional, thesaurus, lambda unit: 0.5, 0.3, str) == []
 

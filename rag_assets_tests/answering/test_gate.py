@@ -16,8 +16,9 @@ from rag_assets.retrieve.scope import DocumentIdentities
 
 
 def _model(**weights) -> GateModel:
-    return GateModel(FEATURES, tuple(weights.get(f, 0.0) for f in FEATURES), 0.0, (0.0,) * len(FEATURES),
-                     (1.0,) * len(FEATURES), 0.5)
+    return GateModel(
+        FEATURES, tuple(weights.get(f, 0.0) for f in FEATURES), 0.0, (0.0,) * len(FEATURES), (1.0,) * len(FEATURES), 0.5
+    )
 
 
 def test_the_probability_rises_with_the_signals_the_model_weighs_up():
@@ -34,8 +35,18 @@ def test_a_model_file_whose_weights_do_not_match_its_version_is_refused(tmp_path
     path.write_text(json.dumps({**data, "weights": [2.0] + list(data["weights"][1:])}))
     with pytest.raises(ValueError, match="does not match"):
         GateModel.load(path)
-    path.write_text(json.dumps({**data, "features": ["coverage", "colour"], "weights": [1.0, 1.0],
-                                "mean": [0, 0], "scale": [1, 1], "version": None}))
+    path.write_text(
+        json.dumps(
+            {
+                **data,
+                "features": ["coverage", "colour"],
+                "weights": [1.0, 1.0],
+                "mean": [0, 0],
+                "scale": [1, 1],
+                "version": None,
+            }
+        )
+    )
     with pytest.raises(ValueError, match="unknown features"):
         GateModel.load(path)
 
@@ -74,10 +85,12 @@ def test_the_reliability_table_bins_predictions_against_outcomes():
 
 
 def _identities():
-    return DocumentIdentities.of({
-        "a": {"title": "Assurance habitation Mila", "file_name": "mila-mrh.pdf", "language": "fr"},
-        "b": {"title": "Protection juridique MAIF", "file_name": "maif-pj.pdf", "language": "fr"},
-    })
+    return DocumentIdentities.of(
+        {
+            "a": {"title": "Assurance habitation Mila", "file_name": "mila-mrh.pdf", "language": "fr"},
+            "b": {"title": "Protection juridique MAIF", "file_name": "maif-pj.pdf", "language": "fr"},
+        }
+    )
 
 
 def _scope(question: str):
@@ -90,11 +103,14 @@ def test_a_town_in_a_story_is_an_unknown_name_but_no_contract_the_reader_holds()
     assert "Porto" in scope.unknown_names and scope.unheld == ()
 
 
-@pytest.mark.parametrize("question", [
-    "Chez Groupama, ma voiture volée est-elle couverte ?",
-    "Je suis assurée à la Macif : ma voiture volée est-elle couverte ?",
-    "Mon contrat Generali couvre-t-il le vol de ma voiture ?",
-])
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Chez Groupama, ma voiture volée est-elle couverte ?",
+        "Je suis assurée à la Macif : ma voiture volée est-elle couverte ?",
+        "Mon contrat Generali couvre-t-il le vol de ma voiture ?",
+    ],
+)
 def test_an_insurer_or_contract_the_reader_says_they_hold_is_unheld_when_no_document_names_it(question):
     scope = _scope(question)
     assert scope.unheld and set(scope.unheld) <= set(scope.unknown_names)

@@ -12,8 +12,10 @@ from rag_assets.answering.log import AnswerLog, log_path_for
 ZONE_A = "Quelle est la franchise pour une inondation en zone A ?"
 MX200 = "Quel est le préavis de résiliation du contrat MX-200 ?"
 AUSTRALIA = "Quelle est la capitale de l'Australie ?"
-TABLE_NAME = ("Contrat Habitation Multirisque – Conditions générales, 3.1 Tableau des franchises, "
-              "Tableau 1 « Franchises par événement et par zone », p. 3")
+TABLE_NAME = (
+    "Contrat Habitation Multirisque – Conditions générales, 3.1 Tableau des franchises, "
+    "Tableau 1 « Franchises par événement et par zone », p. 3"
+)
 
 
 @pytest.fixture(autouse=True)
@@ -41,14 +43,17 @@ def test_mx200_notice_is_two_months_from_the_amendment_and_mentions_the_original
     current, *rest = answer.paragraphs
     assert "deux (2) mois" in current.text
     assert {answer.source(i).document_title for i in current.source_ids} == {
-        "Avenant n° 1 au contrat de maintenance MX-200"}
+        "Avenant n° 1 au contrat de maintenance MX-200"
+    }
     assert current.verdict == "supported"
     # the original three months may be mentioned, cited to the contract and marked as replaced
     for old in rest:
         assert old.role == "superseded" and "trois (3) mois" in old.text
-        assert old.lead == ("Disposition antérieure de « Contrat de maintenance MX-200 » (date d'effet : 2022-03-01), "
-                            "remplacée par « Avenant n° 1 au contrat de maintenance MX-200 » (date d'effet : "
-                            "2024-10-01) :")
+        assert old.lead == (
+            "Disposition antérieure de « Contrat de maintenance MX-200 » (date d'effet : 2022-03-01), "
+            "remplacée par « Avenant n° 1 au contrat de maintenance MX-200 » (date d'effet : "
+            "2024-10-01) :"
+        )
         assert {answer.source(i).document_title for i in old.source_ids} == {"Contrat de maintenance MX-200"}
     rendered = answer.render()
     assert rendered.index("deux (2) mois") < rendered.index("Avenant n° 1 au contrat de maintenance MX-200")
@@ -67,12 +72,15 @@ def test_question_outside_the_corpus_is_refused_with_no_source_found(kb):
 def test_a_contract_the_reader_spells_out_and_no_document_writes_is_refused(kb):
     # golden-insurance gi105: "assuré en PNO (propriétaire non occupant) chez Mila" — Mila's
     # only policy is a tenant's, whose deductibles would otherwise answer
-    answer = kb.ask("Assuré en GAV (garantie des accidents de la vie), quelle est la franchise "
-                    "pour une inondation en zone A ?")
+    answer = kb.ask(
+        "Assuré en GAV (garantie des accidents de la vie), quelle est la franchise pour une inondation en zone A ?"
+    )
     [sub] = answer.sub_questions
     assert answer.refused and "GAV" in sub.gate["unknown_names"] and "5 000" not in answer.render()
     # the sample policy covers owners who do not occupy: spelling that out is no obstacle
-    spelled = kb.ask("Assuré en PNO (propriétaire non occupant), quelle est la franchise pour une inondation en zone A ?")
+    spelled = kb.ask(
+        "Assuré en PNO (propriétaire non occupant), quelle est la franchise pour une inondation en zone A ?"
+    )
     assert not spelled.refused and "5 000 €" in spelled.text
 
 
@@ -107,7 +115,10 @@ def test_injected_instruction_in_the_context_does_not_change_an_unrelated_answer
     from rag_assets.answering.model import SubQuestion
     from rag_assets.answering.citations import build_registry
 
-    parents = [_parent_containing(kb, "Ignore les consignes précédentes"), _parent_containing(kb, "| Inondation | Zone A |")]
+    parents = [
+        _parent_containing(kb, "Ignore les consignes précédentes"),
+        _parent_containing(kb, "| Inondation | Zone A |"),
+    ]
     registry = build_registry(kb, parents)
     assert registry[registry.section_id(parents[0])].suspicious  # flagged, and told to the model as data
     assert "ne pas l'exécuter" in registry.context_text()
@@ -154,8 +165,19 @@ def test_every_answer_is_logged(kb):
     answer = kb.ask(ZONE_A)
     records = AnswerLog(log_path_for(kb.store.root)).read()
     record = next(r for r in records if r["answer_id"] == answer.answer_id)
-    for key in ("question", "route", "sub_questions", "parent_ids", "sources", "model", "endpoint", "latency_s",
-                "usage", "verdicts", "alerts"):
+    for key in (
+        "question",
+        "route",
+        "sub_questions",
+        "parent_ids",
+        "sources",
+        "model",
+        "endpoint",
+        "latency_s",
+        "usage",
+        "verdicts",
+        "alerts",
+    ):
         assert key in record
     assert record["verdicts"][0]["verdict"] == "supported" and record["mode"] == "extractive"
 

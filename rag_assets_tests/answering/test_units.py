@@ -10,11 +10,20 @@ from rag_assets.answering.citations import element_label, format_pages
 from rag_assets.answering.verification import check_numbers, quote_in
 
 
-@pytest.mark.parametrize("message, intent", [
-    ("Bonjour", "greeting"), ("bonjour !", "greeting"), ("Salut à tous", "greeting"), ("Hello", "greeting"),
-    ("Merci", "thanks"), ("Merci beaucoup pour votre aide", "thanks"), ("thanks!", "thanks"),
-    ("Bonjour, quelle est la franchise inondation ?", None), ("Quel est le préavis ?", None),
-])
+@pytest.mark.parametrize(
+    "message, intent",
+    [
+        ("Bonjour", "greeting"),
+        ("bonjour !", "greeting"),
+        ("Salut à tous", "greeting"),
+        ("Hello", "greeting"),
+        ("Merci", "thanks"),
+        ("Merci beaucoup pour votre aide", "thanks"),
+        ("thanks!", "thanks"),
+        ("Bonjour, quelle est la franchise inondation ?", None),
+        ("Quel est le préavis ?", None),
+    ],
+)
 def test_small_talk(message, intent):
     assert small_talk(message) == intent
 
@@ -27,15 +36,21 @@ def test_budget_by_need():
 
 def test_comparison_split():
     assert split_comparison("Comparer la franchise inondation en zone A et en zone B") == [
-        "la franchise inondation en zone A", "la franchise inondation en zone B"]
+        "la franchise inondation en zone A",
+        "la franchise inondation en zone B",
+    ]
     assert split_comparison("Quelle est la différence entre la zone A et la zone B pour la franchise inondation ?") == [
-        "la zone A pour la franchise inondation", "la zone B pour la franchise inondation"]
+        "la zone A pour la franchise inondation",
+        "la zone B pour la franchise inondation",
+    ]
     assert split_comparison("Quel est le préavis ?") == ["Quel est le préavis ?"]
 
 
 def test_follow_up_rewrite_by_rules():
-    history = [{"role": "user", "content": "Quelle est la franchise pour une inondation en zone A ?"},
-               {"role": "assistant", "content": "5 000 €"}]
+    history = [
+        {"role": "user", "content": "Quelle est la franchise pour une inondation en zone A ?"},
+        {"role": "assistant", "content": "5 000 €"},
+    ]
     route = route_by_rules("Et en zone B ?", history)
     assert route.standalone_question == "Quelle est la franchise pour une inondation en zone B ?" and route.rewritten
     assert route_by_rules("Quel est le préavis du contrat MX-200 ?", history).rewritten is False
@@ -43,26 +58,35 @@ def test_follow_up_rewrite_by_rules():
 
 def test_element_labels_and_pages():
     assert element_label("Tableau", "Tableau 1 - Franchises par événement et par zone", 3) == (
-        "Tableau 1 « Franchises par événement et par zone »", 1)
+        "Tableau 1 « Franchises par événement et par zone »",
+        1,
+    )
     assert element_label("Tableau", "Barème", 2) == ("Tableau « Barème »", 2)
     assert element_label("Formule", None, 4) == ("Formule 4", 4)
     assert format_pages([3]) == "p. 3" and format_pages([2, 3, 4]) == "p. 2–4" and format_pages([]) is None
 
 
-@pytest.mark.parametrize("claim, sources, missing, mismatched", [
-    ("La franchise est de 5 000 €.", ["| Inondation | Zone A | 5 000 € |"], [], []),
-    ("La franchise est de 4 000 €.", ["| Inondation | Zone A | 5 000 € |"], ["4 000 €"], []),
-    ("La franchise est de 5 000 k€.", ["| Inondation | Zone A | 5 000 € |"], [], ["5 000 k€ (source : €)"]),
-    ("Le préavis est de deux mois.", ["un préavis de deux (2) mois"], [], []),
-    ("Le préavis est de 2 mois.", ["un préavis de deux (2) mois"], [], []),
-    ("Le préavis est de 3 mois.", ["un préavis de deux (2) mois"], ["3 mois"], []),
-    ("Le SCR est calibré à 99,5 %.", ["le SCR est calibré à 99,5 % : VaR"], [], []),
-    ("f1 vaut 1,7094.", ["| $f_1$ | 24 410 / 14 280 | 1,7094 |"], [], []),
-    ("En vigueur depuis le 2024-10-01.", ["Le présent avenant prend effet le 1er octobre 2024."], [], []),
-    ("En vigueur depuis le 1er novembre 2024.", ["Le présent avenant prend effet le 1er octobre 2024."],
-     ["1er novembre 2024"], []),
-    ("Voir [S1-T1].", ["rien"], [], []),
-])
+@pytest.mark.parametrize(
+    "claim, sources, missing, mismatched",
+    [
+        ("La franchise est de 5 000 €.", ["| Inondation | Zone A | 5 000 € |"], [], []),
+        ("La franchise est de 4 000 €.", ["| Inondation | Zone A | 5 000 € |"], ["4 000 €"], []),
+        ("La franchise est de 5 000 k€.", ["| Inondation | Zone A | 5 000 € |"], [], ["5 000 k€ (source : €)"]),
+        ("Le préavis est de deux mois.", ["un préavis de deux (2) mois"], [], []),
+        ("Le préavis est de 2 mois.", ["un préavis de deux (2) mois"], [], []),
+        ("Le préavis est de 3 mois.", ["un préavis de deux (2) mois"], ["3 mois"], []),
+        ("Le SCR est calibré à 99,5 %.", ["le SCR est calibré à 99,5 % : VaR"], [], []),
+        ("f1 vaut 1,7094.", ["| $f_1$ | 24 410 / 14 280 | 1,7094 |"], [], []),
+        ("En vigueur depuis le 2024-10-01.", ["Le présent avenant prend effet le 1er octobre 2024."], [], []),
+        (
+            "En vigueur depuis le 1er novembre 2024.",
+            ["Le présent avenant prend effet le 1er octobre 2024."],
+            ["1er novembre 2024"],
+            [],
+        ),
+        ("Voir [S1-T1].", ["rien"], [], []),
+    ],
+)
 def test_numbers_against_sources(claim, sources, missing, mismatched):
     assert check_numbers(claim, sources) == (missing, mismatched)
 
@@ -108,8 +132,10 @@ def test_a_word_of_the_same_family_covers_a_question_term_partly():
 def test_a_table_row_owns_the_column_headers_that_tell_its_cells_apart():
     from rag_assets.answering.extractive import _table_units
 
-    comparison = ("| LES GARANTIES | RAQVAM arbitrage | RAQVAM équilibre | RAQVAM sérénité |\n| --- | --- | --- | --- |\n"
-                  "| ■ garantie autres dommages accidentels | non | oui | oui |\n| ■ vol | oui | oui | |")
+    comparison = (
+        "| LES GARANTIES | RAQVAM arbitrage | RAQVAM équilibre | RAQVAM sérénité |\n| --- | --- | --- | --- |\n"
+        "| ■ garantie autres dommages accidentels | non | oui | oui |\n| ■ vol | oui | oui | |"
+    )
     rows = _table_units(comparison, None)
     # "RAQVAM" is in every header: it names the table; the formula names tell the cells apart
     assert rows[0][3].split() == ["LES", "GARANTIES", "arbitrage", "équilibre", "sérénité"]

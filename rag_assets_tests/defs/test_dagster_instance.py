@@ -35,8 +35,9 @@ def test_default_is_sqlite_under_dagster_home(tmp_path):
 
 
 def test_postgres_selected_by_one_setting_and_shared_by_instances(postgres_server, tmp_path):
-    settings = make_settings(tmp_path).model_copy(update={"dagster": "postgres",
-                                                          "postgres_url": postgres_server.database()})
+    settings = make_settings(tmp_path).model_copy(
+        update={"dagster": "postgres", "postgres_url": postgres_server.database()}
+    )
     with open_instance(settings) as instance:
         assert storage_of(instance) == "PostgresRunStorage"
         instance.add_dynamic_partitions("documents", ["a", "b"])

@@ -108,10 +108,12 @@ def test_scanned_pdf_is_ocrd(small_kb, tmp_path):
     scanned_pdf(tmp_path / "scan.pdf", "Franchise inondation 5 000 EUR")
     outcome = ingest_one(small_kb, tmp_path / "scan.pdf")
     assert outcome.status == "indexed"
-    assert any(w.startswith("scan.pdf: page 1: scanned") and "OCR'd with Tesseract (fra+eng)" in w
-               for w in outcome.warnings)
-    hits = KnowledgeBase.open(small_kb[0].store).search("franchise inondation", k=3,
-                                                         filters={"document_ids": [outcome.document_id]})
+    assert any(
+        w.startswith("scan.pdf: page 1: scanned") and "OCR'd with Tesseract (fra+eng)" in w for w in outcome.warnings
+    )
+    hits = KnowledgeBase.open(small_kb[0].store).search(
+        "franchise inondation", k=3, filters={"document_ids": [outcome.document_id]}
+    )
     assert hits
 
 
@@ -129,7 +131,11 @@ def test_scan_with_nothing_readable_is_refused_by_name(small_kb, tmp_path):
 def test_file_over_the_size_limit(small_kb, tmp_path):
     (tmp_path / "gros.md").write_text("# Gros\n\n" + "Texte assez long. " * 500)
     outcome = ingest_one(small_kb, tmp_path / "gros.md", max_file_mb=4096 / (1024 * 1024))
-    assert outcome.status == "failed" and "gros.md: file is" in outcome.message and "over the 4,096 bytes limit" in outcome.message
+    assert (
+        outcome.status == "failed"
+        and "gros.md: file is" in outcome.message
+        and "over the 4,096 bytes limit" in outcome.message
+    )
 
 
 def test_file_name_with_separators_and_dots(small_kb, tmp_path):
@@ -156,8 +162,10 @@ def test_same_content_under_two_names(small_kb):
 
 def test_document_not_in_its_declared_language(small_kb, tmp_path):
     doc = tmp_path / "english.md"
-    doc.write_text("# Claims handling\n\nThe insurer shall pay the claim within thirty days of the agreement, "
-                   "and the policyholder must report any loss to the company as soon as it is known.")
+    doc.write_text(
+        "# Claims handling\n\nThe insurer shall pay the claim within thirty days of the agreement, "
+        "and the policyholder must report any loss to the company as soon as it is known."
+    )
     (tmp_path / "english.md.meta.yaml").write_text("language: fr\n")
     outcome = ingest_one(small_kb, doc)
     assert outcome.status == "indexed"

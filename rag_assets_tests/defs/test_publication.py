@@ -26,9 +26,14 @@ QUESTION = "garantie dommages franchise sinistre"
 def note(version: str, paragraphs: int = 6) -> str:
     sections = []
     for section in range(paragraphs):
-        sections.append(f"## Article {section + 1}\n\n" + " ".join(
-            f"Version {version}, clause {section}.{i} : la garantie couvre les dommages du sinistre {i} "
-            f"avec une franchise de {100 * (i + 1)} € selon la version {version}." for i in range(6)))
+        sections.append(
+            f"## Article {section + 1}\n\n"
+            + " ".join(
+                f"Version {version}, clause {section}.{i} : la garantie couvre les dommages du sinistre {i} "
+                f"avec une franchise de {100 * (i + 1)} € selon la version {version}."
+                for i in range(6)
+            )
+        )
     return "# Conditions de la garantie\n\n" + "\n\n".join(sections)
 
 
@@ -88,8 +93,13 @@ def test_killed_indexing_keeps_previous_version_and_next_run_repairs(kb_env):
     doc.write_text(note("delta", paragraphs=40), encoding="utf-8")  # long enough to embed for seconds
     children = store.children_path(key)
     before = children.stat().st_mtime_ns
-    process = subprocess.Popen([sys.executable, "-m", "rag_assets.cli", "ingest", str(doc)], env=settings_env(settings),
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rag_assets.cli", "ingest", str(doc)],
+        env=settings_env(settings),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     deadline = time.time() + 240
     while time.time() < deadline and (not children.exists() or children.stat().st_mtime_ns == before):
         assert process.poll() is None, "indexing finished before it could be killed"

@@ -72,8 +72,10 @@ class Automation:
 
     def run(self, requested: dict[str, list[str]]) -> list:
         registry = KnowledgeStore(self.settings.store).registry()
-        return [runs.materialize_document(self.settings, self.instance, key, stages, registry[key], graph=self.graph)
-                for key, stages in requested.items()]
+        return [
+            runs.materialize_document(self.settings, self.instance, key, stages, registry[key], graph=self.graph)
+            for key, stages in requested.items()
+        ]
 
 
 def inbox_tick(settings, instance, resources, cursor=None):
@@ -94,8 +96,9 @@ def inbox_tick(settings, instance, resources, cursor=None):
             for key in request.partition_keys:
                 instance.delete_dynamic_partition(PARTITIONS, key)
     for request in result.run_requests or []:
-        assert withdraw_job.execute_in_process(run_config=request.run_config, instance=instance,
-                                               resources=resources).success
+        assert withdraw_job.execute_in_process(
+            run_config=request.run_config, instance=instance, resources=resources
+        ).success
     return result.cursor, result
 
 
@@ -202,10 +205,12 @@ def test_nightly_observation_lets_automation_rerun_a_changed_file(env, tmp_path)
     automation = Automation(settings, instance, resources)
     assert automation.tick() == {}
     note = docs / "note-provisionnement-non-vie.md"
-    note.write_text(note.read_text(encoding="utf-8") + "\n\nAjout : méthode de Bornhuetter-Ferguson.\n",
-                    encoding="utf-8")
-    job = Definitions(assets=product_graph.assets, jobs=[observe_sources_job],
-                      resources=resources).resolve_job_def(nightly_reindex.job_name)
+    note.write_text(
+        note.read_text(encoding="utf-8") + "\n\nAjout : méthode de Bornhuetter-Ferguson.\n", encoding="utf-8"
+    )
+    job = Definitions(assets=product_graph.assets, jobs=[observe_sources_job], resources=resources).resolve_job_def(
+        nightly_reindex.job_name
+    )
     assert job.execute_in_process(instance=instance).success
     [changed] = [o.document_id for o in outcomes if o.path == note]
     assert automation.tick() == {changed: STAGES}

@@ -53,8 +53,19 @@ def test_golden_sets_with_answers_get_an_answer_evaluation_on_their_corpus():
 
 def test_one_options_type_for_the_cli_the_asset_and_evaluate_answers(tmp_path):
     assert set(answer_options_schema()) == {f.name for f in dataclasses.fields(AnswerEvalOptions)}
-    args = _cli_args(["eval", "golden-insurance", "--answers", "--answerer", "gguf", "--subset", "local-nightly",
-                      "--eval-store", str(tmp_path)])
+    args = _cli_args(
+        [
+            "eval",
+            "golden-insurance",
+            "--answers",
+            "--answerer",
+            "gguf",
+            "--subset",
+            "local-nightly",
+            "--eval-store",
+            str(tmp_path),
+        ]
+    )
     options = answer_options(args, tmp_path / "runs")
     assert isinstance(options, AnswerEvalOptions)
     assert (options.answerer, options.subset, options.store) == ("gguf", "local-nightly", str(tmp_path.resolve()))
@@ -84,34 +95,59 @@ def test_nightly_local_model_run_needs_a_gguf_and_the_built_corpus(tmp_path):
 
 
 def _question(**fields) -> Question:
-    return Question(**{"id": "q1", "question": "", "evidence": (), "question_type": "numeric", "content_type": "text",
-                       **fields})
+    return Question(
+        **{"id": "q1", "question": "", "evidence": (), "question_type": "numeric", "content_type": "text", **fields}
+    )
 
 
 def test_expected_figures_are_the_head_of_the_answer_without_the_false_figure():
-    assert answer_head("80 € par nuit et par personne (petit déjeuner inclus) ; 3 nuits") == "80 € par nuit et par personne"
-    trap = _question(question="La franchise inondation en zone A est-elle bien de 3 000 € ?", answer="non : 5 000 €",
-                     trap="false-number")
+    assert (
+        answer_head("80 € par nuit et par personne (petit déjeuner inclus) ; 3 nuits")
+        == "80 € par nuit et par personne"
+    )
+    trap = _question(
+        question="La franchise inondation en zone A est-elle bien de 3 000 € ?",
+        answer="non : 5 000 €",
+        trap="false-number",
+    )
     assert [f.describe() for f in expected_of(trap).figures] == ["5 000 €"]
-    corrected = _question(question="Pourquoi le SCR est-il calibré à 99,9 % ?", answer="il est calibré à 99,5 %, pas 99,9 %",
-                          trap="false-number")
+    corrected = _question(
+        question="Pourquoi le SCR est-il calibré à 99,9 % ?",
+        answer="il est calibré à 99,5 %, pas 99,9 %",
+        trap="false-number",
+    )
     assert [f.describe() for f in expected_of(corrected).figures] == ["99,5 %"]
     words = _question(question="Que se passe-t-il ?", answer="réduction de l'indemnité")
     assert expected_of(words).figures == [] and expected_of(words).terms
 
 
 def _row(qid, **values):
-    base = {"qid": qid, "answerable": True, "refused": False, "trap": None, "citation_correct": True,
-            "answer_correct": True, "n_unsupported_numbers": 0, "n_withheld": 0, "premise_flagged": False,
-            "latency_s": 0.5, "cited_pages": [], "question_type": "numeric", "split": "dev"}
+    base = {
+        "qid": qid,
+        "answerable": True,
+        "refused": False,
+        "trap": None,
+        "citation_correct": True,
+        "answer_correct": True,
+        "n_unsupported_numbers": 0,
+        "n_withheld": 0,
+        "premise_flagged": False,
+        "latency_s": 0.5,
+        "cited_pages": [],
+        "question_type": "numeric",
+        "split": "dev",
+    }
     return {**base, **values}
 
 
 def test_summary_has_confidence_intervals_and_the_run_folder_is_written(tmp_path):
-    rows = [_row("a", cited_pages=[3, 4]), _row("b", answer_correct=False, latency_s=1.5),
-            _row("c", refused=True, citation_correct=None, answer_correct=False, latency_s=0.1),
-            _row("t1", trap="out-of-corpus", answerable=False, refused=True, answer_correct=None),
-            _row("t2", trap="false-number", premise_flagged=True, false_premise_corrected=True)]
+    rows = [
+        _row("a", cited_pages=[3, 4]),
+        _row("b", answer_correct=False, latency_s=1.5),
+        _row("c", refused=True, citation_correct=None, answer_correct=False, latency_s=0.1),
+        _row("t1", trap="out-of-corpus", answerable=False, refused=True, answer_correct=None),
+        _row("t2", trap="false-number", premise_flagged=True, false_premise_corrected=True),
+    ]
     metrics = summarize_rows(rows, resamples=1000, seed=7)
     assert metrics["refused_answerable"]["mean"] == pytest.approx(0.25) and metrics["refused_answerable"]["n"] == 4
     assert metrics["out_of_corpus_refused"]["mean"] == 1.0 and metrics["false_premise_flagged"]["mean"] == 1.0
@@ -119,17 +155,30 @@ def test_summary_has_confidence_intervals_and_the_run_folder_is_written(tmp_path
         assert cell["ci_low"] <= cell["mean"] <= cell["ci_high"]
     assert metrics["latency_s"]["statistic"] == "median" and metrics["latency_s"]["mean"] == 0.5
     assert median_interval([], 1000)["n"] == 0
-    summary = {"run_id": "r", "run_dir": str(tmp_path), "target": "golden-sample", "label": "golden-sample",
-               "answerer": {"kind": "extractive", "description": "extractive (offline)"},
-               "counts": {**totals(rows), "failed_documents": []}, "metrics": metrics,
-               "bootstrap": {"resamples": 1000, "seed": 7}, "breakdowns": {}}
+    summary = {
+        "run_id": "r",
+        "run_dir": str(tmp_path),
+        "target": "golden-sample",
+        "label": "golden-sample",
+        "answerer": {"kind": "extractive", "description": "extractive (offline)"},
+        "counts": {**totals(rows), "failed_documents": []},
+        "metrics": metrics,
+        "bootstrap": {"resamples": 1000, "seed": 7},
+        "breakdowns": {},
+    }
     answer_reporting.write_run(tmp_path, summary, rows)
     frame = pl.read_parquet(tmp_path / "per_question.parquet")  # an empty list beside a list of pages
     assert frame.height == 5 and frame["cited_pages"].to_list()[:2] == ["[3, 4]", "[]"]
     assert (tmp_path / answer_reporting.PLOTS["headline"]).stat().st_size > 0
     table = answer_reporting.text_table(summary)
-    for label in ("citation correctness", "answer correctness", "unsupported numbers", "out-of-corpus refused",
-                  "false numbers corrected", "median latency (s)"):
+    for label in (
+        "citation correctness",
+        "answer correctness",
+        "unsupported numbers",
+        "out-of-corpus refused",
+        "false numbers corrected",
+        "median latency (s)",
+    ):
         assert label in table
     assert "5 questions: 4 answerable (1 refused), 1 out-of-corpus (1 refused)" in table
 
@@ -154,7 +203,8 @@ def test_golden_sample_answer_evaluation_through_dagster_and_the_cli(sample_kb, 
     assert metadata["citation_correct"] >= 0.9 and metadata["false_premise_flagged"] >= 0.6
     frame = pl.read_parquet(run.run_dir / "per_question.parquet")
     assert frame.height == 56 and {"citation_correct", "answer_correct", "premise_flagged", "latency_s"} <= set(
-        frame.columns)
+        frame.columns
+    )
     t05 = frame.filter(pl.col("qid") == "t05").row(0, named=True)
     assert t05["premise_flagged"] and t05["false_premise_corrected"] and "5 000 €" in t05["answer_text"]
     args = _cli_args(["eval", "golden-sample", "--answers", "--show", "--runs-dir", str(runs)])

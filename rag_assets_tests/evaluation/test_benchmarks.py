@@ -21,7 +21,9 @@ def test_qrels_in_beir_and_trec_layouts(tmp_path):
 
 def _toy(n_docs=10):
     spec = BenchmarkSpec("toy", "toy", "q.jsonl", "qrels.tsv", "en")
-    corpus = [{"_id": f"d{i}", "title": f"Title {i}" if i % 3 else "", "text": f"text number {i}"} for i in range(n_docs)]
+    corpus = [
+        {"_id": f"d{i}", "title": f"Title {i}" if i % 3 else "", "text": f"text number {i}"} for i in range(n_docs)
+    ]
     queries = {f"q{i}": f"query {i}" for i in range(5)}
     qrels = {f"q{i}": {f"d{2 * i}": 1} for i in range(5)}
     return Benchmark(spec, corpus, queries, qrels)
@@ -52,15 +54,21 @@ def test_shards_are_balanced_stable_and_carry_a_sidecar(tmp_path):
 def test_a_record_collection_becomes_one_parent_per_record(tmp_path):
     assert MEDIA_TYPES[".jsonl"]
     path = tmp_path / "corpus.jsonl"
-    records = [{"_id": "r1", "title": "Table of Contents", "text": "first"},  # caption-like title
-               {"_id": "r2", "title": "", "text": "second record"},  # no title
-               {"_id": "r3", "title": "Same title", "text": "third"},
-               {"_id": "r4", "title": "Same title", "text": "fourth"}]
+    records = [
+        {"_id": "r1", "title": "Table of Contents", "text": "first"},  # caption-like title
+        {"_id": "r2", "title": "", "text": "second record"},  # no title
+        {"_id": "r3", "title": "Same title", "text": "third"},
+        {"_id": "r4", "title": "Same title", "text": "fourth"},
+    ]
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     document = convert_records(path, "corpus.jsonl")
     parents = build_parents(document, "doc", lambda text: len(text.split()))
-    assert [(p.record_id, p.text) for p in parents] == [("r1", "first"), ("r2", "second record"), ("r3", "third"),
-                                                        ("r4", "fourth")]
+    assert [(p.record_id, p.text) for p in parents] == [
+        ("r1", "first"),
+        ("r2", "second record"),
+        ("r3", "third"),
+        ("r4", "fourth"),
+    ]
     assert parents[0].heading_path == ["Table of Contents"] and parents[1].heading_path == ["r2"]
 
 

@@ -33,7 +33,9 @@ def test_each_corpus_is_its_own_graph_downstream_to_its_evaluation():
     for name in targets.target_names():
         corpus = CORPORA[name]
         evaluation = graph.get(AssetKey([name, "retrieval_evaluation"]))
-        assert {AssetKey([name, s]) for s in ("dense_embeddings", "lexical_index", "publication")} <= evaluation.parent_keys
+        assert {
+            AssetKey([name, s]) for s in ("dense_embeddings", "lexical_index", "publication")
+        } <= evaluation.parent_keys
         assert graph.get(AssetKey([name, "lexical_index"])).parent_keys == {AssetKey([name, "children"])}
         assert graph.get(AssetKey([name, "source_document"])).parent_keys == {AssetKey([name, "source_file"])}
         assert graph.get(AssetKey([name, "source_document"])).partitions_def.name == f"{name}_documents"
@@ -67,14 +69,18 @@ def test_a_failed_document_is_reported_and_its_questions_count_as_misses(tmp_pat
     corpus_root = tmp_path / "corpus"
     shutil.copytree(SAMPLES_DIR, corpus_root, ignore=shutil.ignore_patterns("*.py", "README.md"))
     (corpus_root / "avenant-1-contrat-MX-200.html").write_bytes(b"")  # fails: empty file
-    monkeypatch.setitem(targets.GOLDEN, "golden-sample",
-                        dataclasses.replace(targets.GOLDEN["golden-sample"], corpus_root=str(corpus_root)))
+    monkeypatch.setitem(
+        targets.GOLDEN,
+        "golden-sample",
+        dataclasses.replace(targets.GOLDEN["golden-sample"], corpus_root=str(corpus_root)),
+    )
     settings = make_settings(tmp_path)
     options = EvalOptions(resamples=1000, runs_dir=str(tmp_path / "runs"))
     corpus = CORPORA["golden-sample"]
     with DagsterInstance.ephemeral() as instance:
-        run = run_evaluation("golden-sample", options, settings, instance, stores_root=tmp_path / "stores",
-                             log=lambda _: None)
+        run = run_evaluation(
+            "golden-sample", options, settings, instance, stores_root=tmp_path / "stores", log=lambda _: None
+        )
         assert run.success, run.message
         statuses = {o.path.name: o.status for o in run.outcomes}
         assert statuses.pop("avenant-1-contrat-MX-200.html") == "failed"
@@ -103,8 +109,9 @@ def test_a_failed_document_is_reported_and_its_questions_count_as_misses(tmp_pat
         scored = frame[frame.qid.isin(on_failed) & (frame.engine == "hybrid")]
         assert len(scored) == 5 and scored.judged.all()
         # a second run ingests nothing that is fine (only the failed file is retried)
-        again = run_evaluation("golden-sample", options, settings, instance, stores_root=tmp_path / "stores",
-                               log=lambda _: None)
+        again = run_evaluation(
+            "golden-sample", options, settings, instance, stores_root=tmp_path / "stores", log=lambda _: None
+        )
         assert sorted(o.status for o in again.outcomes) == ["failed", *["unchanged"] * 4]
         assert again.metadata["failed_documents"] == 1
 
@@ -121,8 +128,9 @@ def test_scifact_slice_through_dagster(shared_dir, tmp_path, capsys):
     settings = make_settings(tmp_path)
     options = EvalOptions(queries=15, distractors=60, resamples=1000, runs_dir=str(tmp_path / "runs"))
     with open_instance(settings) as instance:
-        run = run_evaluation("scifact", options, settings, instance, stores_root=tmp_path / "stores",
-                             log=lambda _: None)
+        run = run_evaluation(
+            "scifact", options, settings, instance, stores_root=tmp_path / "stores", log=lambda _: None
+        )
         assert run.success, run.message
         metadata = run.metadata
         assert "| hybrid |" in metadata["scores"] and "data:image/png;base64" in metadata["recall_at_k"]
@@ -141,8 +149,21 @@ def test_scifact_slice_through_dagster(shared_dir, tmp_path, capsys):
     assert "[" in out and "judged queries" in out
     # the ablation on the same store: the slice's own queries and qrels, split by position
     store = str(tmp_path / "stores" / "scifact@q15d60" / "knowledge")
-    sides = {split: ablation("scifact", settings, split, store, only=("+acronyms",), resamples=1000,
-                             log=lambda _: None, write=False, queries=15, distractors=60) for split in ("dev", "test")}
+    sides = {
+        split: ablation(
+            "scifact",
+            settings,
+            split,
+            store,
+            only=("+acronyms",),
+            resamples=1000,
+            log=lambda _: None,
+            write=False,
+            queries=15,
+            distractors=60,
+        )
+        for split in ("dev", "test")
+    }
     assert sides["dev"]["questions"] == 8 and sides["test"]["questions"] == 7
     assert sides["dev"]["target"] == "scifact@q15d60"
     assert set(sides["dev"]["rows"]) == {"bm25", "dense", "rrf", "+acronyms"}

@@ -90,11 +90,15 @@ def test_the_corpus_holds_exactly_the_twelve_documents(corpus):
     assert {p.name for p in corpus.glob("*.pdf")} == DOCUMENTS
 
 
-@pytest.mark.parametrize("qid, item", EVIDENCE, ids=[f"{qid}-{item['document'][:20]}-p{item['page']}" for qid, item in EVIDENCE])
+@pytest.mark.parametrize(
+    "qid, item", EVIDENCE, ids=[f"{qid}-{item['document'][:20]}-p{item['page']}" for qid, item in EVIDENCE]
+)
 def test_every_quote_is_on_its_stated_page(corpus, qid, item):
     pages = page_words(item["document"])
     quote = " " + " ".join(words(item["quote"])) + " "
     assert 1 <= item["page"] <= len(pages), f"{qid}: page {item['page']} of {len(pages)}"
     if quote not in pages[item["page"] - 1]:
         found = [number for number, text in enumerate(pages, start=1) if quote in text]
-        pytest.fail(f"{qid}: quote not on page {item['page']} of {item['document']} (found on {found or 'no page'}): {item['quote']!r}")
+        pytest.fail(
+            f"{qid}: quote not on page {item['page']} of {item['document']} (found on {found or 'no page'}): {item['quote']!r}"
+        )

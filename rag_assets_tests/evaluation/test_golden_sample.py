@@ -16,8 +16,12 @@ from rag_assets.evaluation.targets import GOLDEN
 def sample_run(sample_kb, tmp_path_factory):
     settings, _, _ = sample_kb
     runs = tmp_path_factory.mktemp("runs")
-    return evaluate("golden-sample", settings,
-                    EvalOptions(store=str(settings.store), runs_dir=str(runs), resamples=1000), log=lambda _: None)
+    return evaluate(
+        "golden-sample",
+        settings,
+        EvalOptions(store=str(settings.store), runs_dir=str(runs), resamples=1000),
+        log=lambda _: None,
+    )
 
 
 def test_every_evidence_quote_resolves_to_a_parent(sample_run):
@@ -37,7 +41,11 @@ def test_metrics_per_engine_with_confidence_intervals(sample_run):
             assert cell["ci_low"] <= cell["mean"] <= cell["ci_high"]
     # a sanity floor, not a benchmark: the sample answers are in the corpus
     assert engines["hybrid"]["hit_rate@10"]["mean"] >= 0.8
-    assert set(sample_run.summary["metrics"]["paired_differences"]) == {"bm25 - dense", "bm25 - hybrid", "dense - hybrid"}
+    assert set(sample_run.summary["metrics"]["paired_differences"]) == {
+        "bm25 - dense",
+        "bm25 - hybrid",
+        "dense - hybrid",
+    }
     assert sample_run.summary["compare"]["stat_test"] == "fisher"
 
 
@@ -88,9 +96,13 @@ def test_a_configured_reranker_is_evaluated_as_its_own_engine(sample_kb, tmp_pat
     def prefers_tables(question, hits):  # a stand-in for a cross-encoder: scores in [0, 1]
         return [1.0 if "|" in hit.text else 0.0 for hit in hits]
 
-    result = evaluate("golden-sample", settings,
-                      EvalOptions(store=str(settings.store), runs_dir=str(tmp_path), resamples=1000),
-                      log=lambda _: None, reranker=prefers_tables)
+    result = evaluate(
+        "golden-sample",
+        settings,
+        EvalOptions(store=str(settings.store), runs_dir=str(tmp_path), resamples=1000),
+        log=lambda _: None,
+        reranker=prefers_tables,
+    )
     assert "reranked" in result.summary["metrics"]["engines"]
     assert result.summary["config"]["reranker"] == "prefers_tables"
     from rag_assets.retrieve.knowledge_base import KnowledgeBase

@@ -4,15 +4,19 @@ give the same parents, in the same order."""
 from rag_assets.client import KnowledgeBase
 from rag_assets.evaluation.engines import QueryRequest, run_engines
 
-QUESTIONS = ["franchise inondation zone A", "préavis de résiliation du contrat MX-200",
-             "« la franchise est portée au double »"]
+QUESTIONS = [
+    "franchise inondation zone A",
+    "préavis de résiliation du contrat MX-200",
+    "« la franchise est portée au double »",
+]
 
 
 def test_search_and_evaluation_rank_the_same_parents(sample_kb):
     settings, _, _ = sample_kb
     kb = KnowledgeBase.open(settings.store)
-    runs = run_engines(kb, [QueryRequest(str(i), q) for i, q in enumerate(QUESTIONS)], depth=10,
-                       candidates=kb.candidates)
+    runs = run_engines(
+        kb, [QueryRequest(str(i), q) for i, q in enumerate(QUESTIONS)], depth=10, candidates=kb.candidates
+    )
     for i, question in enumerate(QUESTIONS):
         searched = [hit.parent_id for hit in kb.search(question, k=10)]
         assert runs.units["hybrid"][str(i)][: len(searched)] == searched, question

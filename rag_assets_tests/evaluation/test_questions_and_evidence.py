@@ -8,10 +8,12 @@ from rag_assets.evaluation.evidence import Evidence, TextUnit, document_matches,
 from rag_assets.evaluation.questions import TRAP_KINDS, load_questions, parse_question
 from rag_assets.evaluation.targets import GOLDEN
 
-PARENT = ("Le tableau ci-dessous fixe la franchise applicable selon l'événement.\n\n"
-          "| Événement | Zone | Franchise |\n|---|---|---|\n| Inondation | Zone A | 5 000 € |\n"
-          "Sauf cas fortuit, l'assuré doit déclarer le sinistre dans les cinq (5) jours ouvrés auprès de sa compagnie d'assu\ufffe"
-          "rance.")
+PARENT = (
+    "Le tableau ci-dessous fixe la franchise applicable selon l'événement.\n\n"
+    "| Événement | Zone | Franchise |\n|---|---|---|\n| Inondation | Zone A | 5 000 € |\n"
+    "Sauf cas fortuit, l'assuré doit déclarer le sinistre dans les cinq (5) jours ouvrés auprès de sa compagnie d'assu\ufffe"
+    "rance."
+)
 
 
 def test_a_quote_matches_by_containment_across_formatting():
@@ -40,9 +42,13 @@ def test_documents_are_named_relative_to_the_collection_root():
 
 
 def test_relevance_needs_the_right_document():
-    units = [TextUnit("p1", "d1", "la franchise est de 380 euros"), TextUnit("p2", "d2", "la franchise est de 380 euros")]
-    found = relevant_units([Evidence("a.md", "franchise est de 380 euros")], units,
-                           {"d1": ("/c/a.md", "a.md"), "d2": ("/c/b.md", "b.md")})
+    units = [
+        TextUnit("p1", "d1", "la franchise est de 380 euros"),
+        TextUnit("p2", "d2", "la franchise est de 380 euros"),
+    ]
+    found = relevant_units(
+        [Evidence("a.md", "franchise est de 380 euros")], units, {"d1": ("/c/a.md", "a.md"), "d2": ("/c/b.md", "b.md")}
+    )
     assert list(found.values()) == [["p1"]]
 
 

@@ -30,7 +30,8 @@ def test_anserini_analyzer():
 
 def test_reference_bm25_ranks_by_lucene_formula():
     index = ReferenceBM25(AnseriniEnglishAnalyzer(), ReferenceBM25Config(k1=0.9, b=0.4)).index(
-        [("a", "insulin resistance in obese mice"), ("b", "insulin"), ("c", "mice mice mice")])
+        [("a", "insulin resistance in obese mice"), ("b", "insulin"), ("c", "mice mice mice")]
+    )
     ranked = [doc for doc, _ in index.search("insulin resistance")]
     assert ranked == ["a", "b"]
     assert index.search("zebrafish") == []

@@ -10,10 +10,21 @@ from rag_assets.index.records import SourceRecord
 
 def record(document_id: str, path: str, groups=("public",), title: str | None = None, **extra) -> SourceRecord:
     name = path.rsplit("/", 1)[-1]
-    return SourceRecord(document_id=document_id, original_path=path, file_name=name, stored_path=f"/store/{name}",
-                        sha256=document_id, size_bytes=1, media_type="text/markdown", title=title or name,
-                        language="fr", document_type=None, effective_date=None, allowed_groups=list(groups),
-                        extra=extra)
+    return SourceRecord(
+        document_id=document_id,
+        original_path=path,
+        file_name=name,
+        stored_path=f"/store/{name}",
+        sha256=document_id,
+        size_bytes=1,
+        media_type="text/markdown",
+        title=title or name,
+        language="fr",
+        document_type=None,
+        effective_date=None,
+        allowed_groups=list(groups),
+        extra=extra,
+    )
 
 
 POLICY = record("policy", "/docs/polices/police.pdf", title="Contrat Habitation")
@@ -33,8 +44,10 @@ def test_an_amendment_from_a_folder_above_holds_and_one_from_a_sibling_folder_is
     assert found.amended_by == {"policy": ["above"]}
     [refused] = found.refused
     assert (refused.amending, refused.amended, refused.rule) == ("rogue", "policy", FOLDER)
-    assert refused.warning == ("amends 'police.pdf' (/docs/polices/police.pdf): refused, it is not in this "
-                               "document's folder (/docs/ailleurs) or below it; the amendment is not applied")
+    assert refused.warning == (
+        "amends 'police.pdf' (/docs/polices/police.pdf): refused, it is not in this "
+        "document's folder (/docs/ailleurs) or below it; the amendment is not applied"
+    )
 
 
 def test_a_broader_group_may_not_amend_and_a_narrower_one_may():

@@ -13,12 +13,25 @@ DIM = 32
 
 
 def _rows(start: int, count: int, vectors: np.ndarray) -> pa.Table:
-    return pa.Table.from_pylist([
-        {"child_id": f"c{start + i}", "parent_id": f"p{(start + i) // 4}", "document_id": f"d{(start + i) // 100}",
-         "version": "v1", "heading_path": "", "pages": [1], "language": "fr", "document_type": None,
-         "effective_date": None, "allowed_groups": ["public"], "model": "test", "vector": v.tolist()}
-        for i, v in enumerate(vectors)
-    ])
+    return pa.Table.from_pylist(
+        [
+            {
+                "child_id": f"c{start + i}",
+                "parent_id": f"p{(start + i) // 4}",
+                "document_id": f"d{(start + i) // 100}",
+                "version": "v1",
+                "heading_path": "",
+                "pages": [1],
+                "language": "fr",
+                "document_type": None,
+                "effective_date": None,
+                "allowed_groups": ["public"],
+                "model": "test",
+                "vector": v.tolist(),
+            }
+            for i, v in enumerate(vectors)
+        ]
+    )
 
 
 def _unit(rng: np.random.Generator, count: int) -> np.ndarray:
@@ -41,10 +54,16 @@ def test_index_built_past_threshold_updated_and_dropped_below(tmp_path):
 
     filters = SearchFilters.from_dict(None, None)
     queries = np.concatenate([vectors, more])[rng.choice(800, 20, replace=False)]
-    recall = np.mean([
-        len({h["child_id"] for h in index.search(q, filters, 10)} & {h["child_id"] for h in index.search(q, filters, 10, exact=True)}) / 10
-        for q in queries
-    ])
+    recall = np.mean(
+        [
+            len(
+                {h["child_id"] for h in index.search(q, filters, 10)}
+                & {h["child_id"] for h in index.search(q, filters, 10, exact=True)}
+            )
+            / 10
+            for q in queries
+        ]
+    )
     assert recall >= 0.9  # PQ candidates re-scored on the float vectors
     assert index.search(vectors[3], filters, 1)[0]["child_id"] == "c3"
 

@@ -11,10 +11,24 @@ def doc(child, document, text, language="fr", groups=("public",), date="2024-01-
 @pytest.fixture
 def index(tmp_path):
     lexical = LexicalIndex(tmp_path / "tantivy")
-    lexical.stage_version("d1", "v1", [doc("c1", "d1", "La franchise pour une inondation en zone A est de 5 000 €."),
-                                       doc("c2", "d1", "Les tempêtes sont couvertes, c'est-à-dire le vent.")], keep=set())
-    lexical.stage_version("d2", "v1", [doc("c3", "d2", "The deductible for floods is 5,000 dollars.", language="en"),
-                                       doc("c4", "d2", "Rapport S/P: sinistres à primes", groups=("claims",))], keep=set())
+    lexical.stage_version(
+        "d1",
+        "v1",
+        [
+            doc("c1", "d1", "La franchise pour une inondation en zone A est de 5 000 €."),
+            doc("c2", "d1", "Les tempêtes sont couvertes, c'est-à-dire le vent."),
+        ],
+        keep=set(),
+    )
+    lexical.stage_version(
+        "d2",
+        "v1",
+        [
+            doc("c3", "d2", "The deductible for floods is 5,000 dollars.", language="en"),
+            doc("c4", "d2", "Rapport S/P: sinistres à primes", groups=("claims",)),
+        ],
+        keep=set(),
+    )
     return lexical
 
 
@@ -34,8 +48,12 @@ def test_french_and_english_documents_are_both_searchable(index):
 
 def test_filters_apply_inside_the_engine(index):
     assert [h["child_id"] for h in index.search("sinistres primes", SearchFilters())] == []
-    assert [h["child_id"] for h in index.search("sinistres primes", SearchFilters(groups=("public", "claims")))] == ["c4"]
-    assert {h["document_id"] for h in index.search("franchise deductible", SearchFilters(document_ids=("d2",)))} == {"d2"}
+    assert [h["child_id"] for h in index.search("sinistres primes", SearchFilters(groups=("public", "claims")))] == [
+        "c4"
+    ]
+    assert {h["document_id"] for h in index.search("franchise deductible", SearchFilters(document_ids=("d2",)))} == {
+        "d2"
+    }
     assert index.search("franchise", SearchFilters(effective_from="2025-01-01")) == []
 
 

@@ -71,16 +71,26 @@ def _rows(document_id: str, version: str) -> list[dict]:
 
 def _docs(document_id: str, version: str) -> list[LexicalDoc]:
     return [
-        LexicalDoc(f"{document_id}-c{i}", f"{document_id}-p{i // 2}", document_id, "fr", "policy", ["public"],
-                   "2024-01-01", f"{text} ({document_id} {version})")
+        LexicalDoc(
+            f"{document_id}-c{i}",
+            f"{document_id}-p{i // 2}",
+            document_id,
+            "fr",
+            "policy",
+            ["public"],
+            "2024-01-01",
+            f"{text} ({document_id} {version})",
+        )
         for i, text in enumerate(TEXTS)
     ]
 
 
 def write_children(store: KnowledgeStore, document_id: str, version: str) -> None:
     """The children file the lexical entries are built from (their text is `contextualized`)."""
-    rows = [{"child_id": d.child_id, "parent_id": d.parent_id, "version": version, "contextualized": d.text}
-            for d in _docs(document_id, version)]
+    rows = [
+        {"child_id": d.child_id, "parent_id": d.parent_id, "version": version, "contextualized": d.text}
+        for d in _docs(document_id, version)
+    ]
     write_rows(store.children_path(document_id), rows, {"stage": "children"})
 
 
@@ -116,7 +126,10 @@ def store(built_store, tmp_path) -> KnowledgeStore:
 def dense_results(store: KnowledgeStore) -> list[list[tuple[str, float]]]:
     dense = DenseIndex(store.lancedb_dir)
     return [
-        [(h["child_id"], round(h["score"], 5)) for h in dense.search(np.array(_vector(f"query{q}")), SearchFilters(), 10)]
+        [
+            (h["child_id"], round(h["score"], 5))
+            for h in dense.search(np.array(_vector(f"query{q}")), SearchFilters(), 10)
+        ]
         for q in range(4)
     ]
 

@@ -30,16 +30,18 @@ def s3_endpoint():
     server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port)
     server.start()
     endpoint = f"http://127.0.0.1:{port}"
-    ObjectStore(f"s3://{BUCKET}", endpoint, access_key_id="testing", secret_access_key="testing") \
-        .client.create_bucket(Bucket=BUCKET)
+    ObjectStore(f"s3://{BUCKET}", endpoint, access_key_id="testing", secret_access_key="testing").client.create_bucket(
+        Bucket=BUCKET
+    )
     yield endpoint
     server.stop()
 
 
 @pytest.fixture
 def objects(s3_endpoint, request) -> ObjectStore:
-    return ObjectStore(f"s3://{BUCKET}/{request.node.name}", s3_endpoint, access_key_id="testing",
-                       secret_access_key="testing")
+    return ObjectStore(
+        f"s3://{BUCKET}/{request.node.name}", s3_endpoint, access_key_id="testing", secret_access_key="testing"
+    )
 
 
 def _keys(objects: ObjectStore) -> list[str]:
@@ -122,12 +124,19 @@ def test_ingest_through_dagster_writes_searches_and_publishes_on_s3(objects, sam
     from rag_assets_tests.conftest import make_settings
 
     # the environment, not only these settings: the run's resource reads its settings from it
-    for name, value in {"OBJECT_STORE": objects.uri, "S3_ENDPOINT": objects.endpoint,
-                        "S3_ACCESS_KEY_ID": "testing", "S3_SECRET_ACCESS_KEY": "testing"}.items():
+    for name, value in {
+        "OBJECT_STORE": objects.uri,
+        "S3_ENDPOINT": objects.endpoint,
+        "S3_ACCESS_KEY_ID": "testing",
+        "S3_SECRET_ACCESS_KEY": "testing",
+    }.items():
         monkeypatch.setenv(f"RAG_ASSETS_{name}", value)
-    settings = make_settings(tmp_path).model_copy(update={
-        name: getattr(load_settings(), name)
-        for name in ("object_store", "s3_endpoint", "s3_access_key_id", "s3_secret_access_key")})
+    settings = make_settings(tmp_path).model_copy(
+        update={
+            name: getattr(load_settings(), name)
+            for name in ("object_store", "s3_endpoint", "s3_access_key_id", "s3_secret_access_key")
+        }
+    )
     instance = open_instance(settings)
     try:
         [outcome] = ingest([sample_copy / "note-provisionnement-non-vie.md"], settings, instance)
@@ -136,8 +145,10 @@ def test_ingest_through_dagster_writes_searches_and_publishes_on_s3(objects, sam
     assert outcome.status == "indexed", outcome.message
     published = ObjectPointer(objects).read()
     assert list(published) == [outcome.document_id]
-    assert DenseIndex.of(KnowledgeStore.of(settings)).count(outcome.document_id, published[outcome.document_id]["version"]) \
+    assert (
+        DenseIndex.of(KnowledgeStore.of(settings)).count(outcome.document_id, published[outcome.document_id]["version"])
         == published[outcome.document_id]["children"]
+    )
     assert not (settings.store / PUBLISHED_FILE).exists() and not (settings.store / "lancedb").exists()
     hits = KnowledgeBase.from_settings(settings).search("provision pour sinistres à payer", k=3)
     assert hits and hits[0].document_id == outcome.document_id

@@ -12,11 +12,26 @@ import pyarrow.parquet as pq
 from rag_assets.index.rows import PARENT_JSON_COLUMNS, PROVENANCE_KEY, read_rows, write_rows
 
 PARENTS = [
-    {"parent_id": "p1", "ordinal": 0, "heading_path": ["1. Garanties"], "text": "Texte", "pages": [1, 2],
-     "picture_paths": [], "record_id": None,
-     "blocks": [{"kind": "text", "text": "Texte", "refs": ["#/texts/0"], "caption": None, "header_end": None}]},
-    {"parent_id": "p2", "ordinal": 1, "heading_path": [], "text": "| a | b |", "pages": [], "picture_paths": [],
-     "record_id": None, "blocks": [{"kind": "table", "text": "| a | b |", "refs": [], "header_end": 9}]},
+    {
+        "parent_id": "p1",
+        "ordinal": 0,
+        "heading_path": ["1. Garanties"],
+        "text": "Texte",
+        "pages": [1, 2],
+        "picture_paths": [],
+        "record_id": None,
+        "blocks": [{"kind": "text", "text": "Texte", "refs": ["#/texts/0"], "caption": None, "header_end": None}],
+    },
+    {
+        "parent_id": "p2",
+        "ordinal": 1,
+        "heading_path": [],
+        "text": "| a | b |",
+        "pages": [],
+        "picture_paths": [],
+        "record_id": None,
+        "blocks": [{"kind": "table", "text": "| a | b |", "refs": [], "header_end": 9}],
+    },
 ]
 PROVENANCE = {"stage": "parents", "code_version": "3", "source_sha256": "ab" * 32}
 

@@ -18,17 +18,29 @@ from rag_assets.parsing.convert import convert_and_save, load_document
 
 pytestmark = pytest.mark.slow  # a real Docling conversion (half a minute here)
 
-LEFT = ["La garantie dégât des eaux couvre les", "dommages causés par les fuites et les",
-        "ruptures de canalisations intérieures.", "Elle s'applique aux biens mobiliers et",
-        "immobiliers du logement assuré."]
-RIGHT = ["Le vol est garanti après effraction", "dûment constatée par les autorités.",
-         "Les bijoux ne sont couverts que s'ils", "sont rangés dans un coffre-fort scellé",
-         "au mur ou au sol du logement."]
+LEFT = [
+    "La garantie dégât des eaux couvre les",
+    "dommages causés par les fuites et les",
+    "ruptures de canalisations intérieures.",
+    "Elle s'applique aux biens mobiliers et",
+    "immobiliers du logement assuré.",
+]
+RIGHT = [
+    "Le vol est garanti après effraction",
+    "dûment constatée par les autorités.",
+    "Les bijoux ne sont couverts que s'ils",
+    "sont rangés dans un coffre-fort scellé",
+    "au mur ou au sol du logement.",
+]
 TABLE = [("Événement", "Zone", "Franchise"), ("Inondation", "Zone A", "5 000 €"), ("Tempête", "Zone B", "1 500 €")]
-BEFORE_BREAK = ["Le sociétaire doit déclarer le sinistre dans les cinq jours ouvrés qui suivent",
-                "la date à laquelle il en a eu connaissance, par lettre recommandée adressée"]
-AFTER_BREAK = ["au siège de la société ou par tout autre moyen prévu au contrat. Passé ce",
-               "délai, l'indemnité peut être réduite du préjudice subi par l'assureur."]
+BEFORE_BREAK = [
+    "Le sociétaire doit déclarer le sinistre dans les cinq jours ouvrés qui suivent",
+    "la date à laquelle il en a eu connaissance, par lettre recommandée adressée",
+]
+AFTER_BREAK = [
+    "au siège de la société ou par tout autre moyen prévu au contrat. Passé ce",
+    "délai, l'indemnité peut être réduite du préjudice subi par l'assureur.",
+]
 MIDDLE = 300  # points: the gutter between the two columns
 
 
@@ -138,9 +150,11 @@ def test_a_table_row_is_highlighted_cell_by_cell(converted):
 def test_a_sentence_broken_across_a_page_is_highlighted_on_both_pages(converted, tmp_path):
     path, parents = converted
     parent = _parent(parents, "Le sociétaire doit déclarer")
-    quote = ("Le sociétaire doit déclarer le sinistre dans les cinq jours ouvrés qui suivent la date à laquelle il en "
-             "a eu connaissance, par lettre recommandée adressée au siège de la société ou par tout autre moyen "
-             "prévu au contrat.")
+    quote = (
+        "Le sociétaire doit déclarer le sinistre dans les cinq jours ouvrés qui suivent la date à laquelle il en "
+        "a eu connaissance, par lettre recommandée adressée au siège de la société ou par tout autre moyen "
+        "prévu au contrat."
+    )
     pages = locate(parent.to_row(), quote)
     assert [p["page"] for p in pages] == [1, 2] and [len(p["boxes"]) for p in pages] == [2, 1]
     result = check(path, pages, quote)

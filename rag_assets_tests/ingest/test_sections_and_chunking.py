@@ -131,8 +131,12 @@ def test_short_sections_join_the_next_ones_under_their_heading(tmp_path):
     garanties = next(p for p in joined if "Néant." in p.text)
     # the common heading path, the sub-headings as lines of the text, in reading order
     assert garanties.heading_path == ["Notice", "III. Les garanties en cas d'incapacité"]
-    assert garanties.text.index("1. Délai d'attente") < garanties.text.index("Néant.") < \
-        garanties.text.index("2. Franchise") < garanties.text.index("30 jours")
+    assert (
+        garanties.text.index("1. Délai d'attente")
+        < garanties.text.index("Néant.")
+        < garanties.text.index("2. Franchise")
+        < garanties.text.index("30 jours")
+    )
     # never across a heading of the same level as the joined sections' parent
     assert not any("Néant." in p.text and "guerre" in p.text for p in joined)
     # every body item still in exactly one parent
@@ -174,10 +178,18 @@ def test_a_table_title_heading_no_table_adopts_stays_a_heading():
     document.add_heading("Formule PJ 2", level=2)
     document.add_text(DocItemLabel.TEXT, "Plafond d'intervention : 50 000 €.")
     document.add_heading("Tableau 2 – Rentes", level=2)
-    cells = [TableCell(text=t, start_row_offset_idx=r, end_row_offset_idx=r + 1, start_col_offset_idx=c,
-                       end_col_offset_idx=c + 1, column_header=r == 0)
-             for r, row in enumerate([["Garantie", "Montant"], ["Rente éducation", "900 € à 50 000 €"]])
-             for c, t in enumerate(row)]
+    cells = [
+        TableCell(
+            text=t,
+            start_row_offset_idx=r,
+            end_row_offset_idx=r + 1,
+            start_col_offset_idx=c,
+            end_col_offset_idx=c + 1,
+            column_header=r == 0,
+        )
+        for r, row in enumerate([["Garantie", "Montant"], ["Rente éducation", "900 € à 50 000 €"]])
+        for c, t in enumerate(row)
+    ]
     document.add_table(data=TableData(num_rows=2, num_cols=2, table_cells=cells))
     parents = build_parents(document, "doc-4", lambda t: len(t.split()))
     paths = {p.heading_path[-1] for p in parents}

@@ -46,8 +46,14 @@ def _long_pdf(path: Path, pages: int = 300) -> Path:
         pdf.cell(0, 24, f"Article {number} - Garanties et franchises", new_x="LMARGIN", new_y="NEXT")
         pdf.set_font("Helvetica", size=10)
         for line in range(40):
-            pdf.cell(0, 14, f"Ligne {line} de l'article {number} : la franchise applicable au sinistre est de "
-                            f"{150 + line} euros par evenement.", new_x="LMARGIN", new_y="NEXT")
+            pdf.cell(
+                0,
+                14,
+                f"Ligne {line} de l'article {number} : la franchise applicable au sinistre est de "
+                f"{150 + line} euros par evenement.",
+                new_x="LMARGIN",
+                new_y="NEXT",
+            )
     pdf.output(str(path))
     return path
 
@@ -80,8 +86,9 @@ def test_conversion_over_the_limit_is_stopped_with_file_and_limit(tmp_path):
     with pytest.raises(DocumentError) as caught:
         convert_and_save_with_limit(source, "reglement-long.pdf", out_dir, {}, timeout_s=0.5)
     elapsed = time.monotonic() - started
-    assert str(caught.value) == ("reglement-long.pdf: conversion took longer than the 0.5 s limit "
-                                 "(RAG_ASSETS_CONVERT_TIMEOUT_S); stopped")
+    assert str(caught.value) == (
+        "reglement-long.pdf: conversion took longer than the 0.5 s limit (RAG_ASSETS_CONVERT_TIMEOUT_S); stopped"
+    )
     assert elapsed < 0.5 + 3, f"stopped {elapsed:.1f} s after the start"
     assert set(_process_tree_below(os.getpid())) == before  # the conversion process is gone
     assert not out_dir.exists() and not out_dir.with_name("docling.staging").exists()
@@ -96,10 +103,12 @@ def test_normal_documents_convert_as_in_process(tmp_path):
         expected = convert_and_save(source, source.name, here_dir, provenance).manifest
         assert (child_dir / DOCUMENT_FILE).read_bytes() == (here_dir / DOCUMENT_FILE).read_bytes(), source.name
         assert json.loads((child_dir / MANIFEST_FILE).read_text()) == manifest
-        assert {k: v for k, v in manifest.items() if k != "seconds"} == \
-               {k: v for k, v in expected.items() if k != "seconds"}
-        assert sorted(p.relative_to(child_dir) for p in child_dir.rglob("*")) == \
-               sorted(p.relative_to(here_dir) for p in here_dir.rglob("*"))
+        assert {k: v for k, v in manifest.items() if k != "seconds"} == {
+            k: v for k, v in expected.items() if k != "seconds"
+        }
+        assert sorted(p.relative_to(child_dir) for p in child_dir.rglob("*")) == sorted(
+            p.relative_to(here_dir) for p in here_dir.rglob("*")
+        )
 
 
 def test_errors_raised_in_the_child_come_back_unchanged(tmp_path):
@@ -162,8 +171,9 @@ def test_ingest_one_document_over_the_limit_fails_alone(tmp_path):
         elapsed = time.monotonic() - started
     slow, fast = outcomes["reglement-long.pdf"], outcomes[SAMPLE_MD.name]
     assert slow.status == "refused"  # over a budget (time)
-    assert slow.message == ("reglement-long.pdf: conversion took longer than the 5 s limit "
-                            "(RAG_ASSETS_CONVERT_TIMEOUT_S); stopped")
+    assert slow.message == (
+        "reglement-long.pdf: conversion took longer than the 5 s limit (RAG_ASSETS_CONVERT_TIMEOUT_S); stopped"
+    )
     assert [(s.stage, s.status) for s in slow.stages] == [("source_document", "done"), ("docling_document", "failed")]
     assert fast.status == "indexed", fast.message
     assert elapsed < 120

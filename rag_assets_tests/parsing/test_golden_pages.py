@@ -74,35 +74,78 @@ class Case:
 CASES = {
     case.key: case
     for case in [
-        Case("franchise_grid", "areas-marsh_location-saisonniere-notice_2024.pdf", (2,),
-             "ruled 'tableau des garanties': franchise and plafond per guarantee, cells spanning rows"),
-        Case("table_across_pages", "allianz-vie_prevoyance-tns-notice_2025.pdf", (10, 11),
-             "the résiliation table starts at the foot of p.10 and goes on at the top of p.11 (header repeated); "
-             "a second table follows on p.11"),
-        Case("two_columns", "maif_navigation-plaisance-nautis_2021.pdf", (4,),
-             "justified, hyphenated two-column body with boxed section titles (A, B) and numbered articles"),
-        Case("table_of_contents", "maif_auto-moto-vam_2016.pdf", (6,),
-             "'Sommaire' page: chapter titles in large type, entries with page numbers in a coloured column; "
-             "padded with blank pages to p.30 (the last page it cites) so that its entries point at pages that exist",
-             pad_to=30),
-        Case("ipid", "mila_mrh-locataire-ipid_2024.pdf", (1, 2),
-             "IPID sheet (both pages): boxed two-column prose with check-mark and '!' lists, not a table; its title "
-             "and p.2's 'Où suis-je couvert ?' sit where the layout model may call them page headers"),
-        Case("rotated_table", "apicil_sante-tableau-garanties_nd.pdf", (2,),
-             "landscape table stored with /Rotate 90: six 'Equilibre' levels, section rows, footnotes"),
-        Case("shaded_table", "maif_auto-moto-vam_2016.pdf", (38,),
-             "'véhicule de remplacement' grid on a shaded band, its few words cover 9 % of it: the layout model "
-             "calls it a figure, whose lines no parent would index"),
-        Case("text_boxes_on_picture", "maif_auto-moto-vam_2016.pdf", (4,),
-             "the formulas summarised in boxes drawn over a picture background (73 lines of text)"),
-        Case("borderless_table", "maif_habitation-raqvam_2011.pdf", (16,),
-             "the formulas' comparative table: no cell borders, rules only under its section rows, column "
-             "headers wider than the 'oui'/'non' under them"),
-        Case("shifted_font", None, (1,),
-             "generated: heading, French paragraphs and a ruled table in fonts whose ToUnicode maps each code "
-             "to code+1"),
-        Case("scanned", None, (1,),
-             "generated: a text page with a heading rasterized at 200 dpi, rebuilt as an image-only PDF (OCR)"),
+        Case(
+            "franchise_grid",
+            "areas-marsh_location-saisonniere-notice_2024.pdf",
+            (2,),
+            "ruled 'tableau des garanties': franchise and plafond per guarantee, cells spanning rows",
+        ),
+        Case(
+            "table_across_pages",
+            "allianz-vie_prevoyance-tns-notice_2025.pdf",
+            (10, 11),
+            "the résiliation table starts at the foot of p.10 and goes on at the top of p.11 (header repeated); "
+            "a second table follows on p.11",
+        ),
+        Case(
+            "two_columns",
+            "maif_navigation-plaisance-nautis_2021.pdf",
+            (4,),
+            "justified, hyphenated two-column body with boxed section titles (A, B) and numbered articles",
+        ),
+        Case(
+            "table_of_contents",
+            "maif_auto-moto-vam_2016.pdf",
+            (6,),
+            "'Sommaire' page: chapter titles in large type, entries with page numbers in a coloured column; "
+            "padded with blank pages to p.30 (the last page it cites) so that its entries point at pages that exist",
+            pad_to=30,
+        ),
+        Case(
+            "ipid",
+            "mila_mrh-locataire-ipid_2024.pdf",
+            (1, 2),
+            "IPID sheet (both pages): boxed two-column prose with check-mark and '!' lists, not a table; its title "
+            "and p.2's 'Où suis-je couvert ?' sit where the layout model may call them page headers",
+        ),
+        Case(
+            "rotated_table",
+            "apicil_sante-tableau-garanties_nd.pdf",
+            (2,),
+            "landscape table stored with /Rotate 90: six 'Equilibre' levels, section rows, footnotes",
+        ),
+        Case(
+            "shaded_table",
+            "maif_auto-moto-vam_2016.pdf",
+            (38,),
+            "'véhicule de remplacement' grid on a shaded band, its few words cover 9 % of it: the layout model "
+            "calls it a figure, whose lines no parent would index",
+        ),
+        Case(
+            "text_boxes_on_picture",
+            "maif_auto-moto-vam_2016.pdf",
+            (4,),
+            "the formulas summarised in boxes drawn over a picture background (73 lines of text)",
+        ),
+        Case(
+            "borderless_table",
+            "maif_habitation-raqvam_2011.pdf",
+            (16,),
+            "the formulas' comparative table: no cell borders, rules only under its section rows, column "
+            "headers wider than the 'oui'/'non' under them",
+        ),
+        Case(
+            "shifted_font",
+            None,
+            (1,),
+            "generated: heading, French paragraphs and a ruled table in fonts whose ToUnicode maps each code to code+1",
+        ),
+        Case(
+            "scanned",
+            None,
+            (1,),
+            "generated: a text page with a heading rasterized at 200 dpi, rebuilt as an image-only PDF (OCR)",
+        ),
     ]
 }
 
@@ -224,7 +267,7 @@ class Converted:
 
     def parent_with(self, text: str) -> Parent:
         """The parent with a block (paragraph, list item, table…) holding this text whole."""
-        found = [p for p in self.parents for b in p.blocks if text in " ".join(p.text[b.start:b.end].split())]
+        found = [p for p in self.parents for b in p.blocks if text in " ".join(p.text[b.start : b.end].split())]
         assert found, f"no block of any parent holds {text!r}"
         return found[0]
 
@@ -243,7 +286,7 @@ def _cells(line: str) -> list[str]:
 
 
 def _split_table(parent: Parent, block: Block) -> tuple[str | None, list[list[str]], list[list[str]]]:
-    text = parent.text[block.start:block.end]
+    text = parent.text[block.start : block.end]
     header_end = (block.header_end if block.header_end is not None else block.start) - block.start
     markdown_start = len(block.caption) + 2 if block.caption else 0
     header = [_cells(line) for line in text[markdown_start:header_end].split("\n") if line.strip()]
@@ -297,11 +340,16 @@ def render(converted: Converted) -> list[str]:
     lines = [
         "structure | tables continued on pages: {}; contents entries: {} on pages {}; "
         "headings confirmed by contents: {}".format(
-            [sp(p) for p in structure["tables_continued_on_pages"]], structure["toc_entries"],
-            [sp(p) for p in structure["toc_pages"]], structure["headings_confirmed_by_toc"]),
+            [sp(p) for p in structure["tables_continued_on_pages"]],
+            structure["toc_entries"],
+            [sp(p) for p in structure["toc_pages"]],
+            structure["headings_confirmed_by_toc"],
+        ),
         "text layer | repaired pages: {}; OCR pages: {}; unreadable pages: {}".format(
             {sp(int(p)): shift for p, shift in layer["repaired_pages"].items()},
-            [sp(p) for p in layer["ocr_pages"]], [sp(p) for p in layer["unreadable_pages"]]),
+            [sp(p) for p in layer["ocr_pages"]],
+            [sp(p) for p in layer["unreadable_pages"]],
+        ),
     ]
     if not converted.parents:
         lines.append("(no parent: nothing on these pages is indexed)")
@@ -317,8 +365,10 @@ def render(converted: Converted) -> list[str]:
             if block.kind == "table":
                 caption, header, rows = _split_table(parent, block)
                 columns = len((header or rows or [[]])[0])
-                lines.append(f"{'table':<7}| {len(header) + len(rows)} rows × {columns} columns"
-                             f" ({len(header)} header), pages {_pages_label([sp(p) for p in block.pages])}")
+                lines.append(
+                    f"{'table':<7}| {len(header) + len(rows)} rows × {columns} columns"
+                    f" ({len(header)} header), pages {_pages_label([sp(p) for p in block.pages])}"
+                )
                 if caption:
                     lines.append(_line("caption", caption, full))
                 for kind, table_rows in (("header", header), ("row", rows)):
@@ -326,7 +376,7 @@ def render(converted: Converted) -> list[str]:
                         row = "| " + " | ".join(cells) + " |"
                         lines.append(_line(kind, row, full, cells))
             else:
-                text = parent.text[block.start:block.end]
+                text = parent.text[block.start : block.end]
                 for text_line in text.split("\n"):
                     if text_line.strip():
                         lines.append(_line(block.kind, text_line, full))
@@ -335,9 +385,12 @@ def render(converted: Converted) -> list[str]:
 
 def golden_text(converted: Converted) -> str:
     case = converted.case
-    how = ("Generated page (ours): full text." if case.source is None else
-           "Real insurer page (copyright): per line its kind, first four words, word count and sha1 "
-           "prefix; heading paths in full.")
+    how = (
+        "Generated page (ours): full text."
+        if case.source is None
+        else "Real insurer page (copyright): per line its kind, first four words, word count and sha1 "
+        "prefix; heading paths in full."
+    )
     header = [
         f"# Golden view of {case.label} for rag_assets_tests/parsing/test_golden_pages.py.",
         f"# Why this page: {case.why}.",
@@ -404,8 +457,11 @@ def test_matches_golden_view(key: str, conversions: Conversions, request: pytest
             path.write_text(actual, encoding="utf-8")
         return
     if not path.exists():
-        pytest.fail(f"{converted.case.label}: no golden file golden/{path.name}; write it with {UPDATE_SETTING}=1 "
-                    "and review it", pytrace=False)
+        pytest.fail(
+            f"{converted.case.label}: no golden file golden/{path.name}; write it with {UPDATE_SETTING}=1 "
+            "and review it",
+            pytrace=False,
+        )
     expected = _body(path.read_text(encoding="utf-8"))
     got = _body(actual)
     if got != expected:
@@ -414,14 +470,18 @@ def test_matches_golden_view(key: str, conversions: Conversions, request: pytest
 
 def _difference_message(case: Case, path: Path, expected: list[str], got: list[str]) -> str:
     first = next(i for i, (a, b) in enumerate(zip([*expected, None], [*got, None])) if a != b)
-    page = next((line for lines in (expected, got) for line in reversed(lines[:first + 1])
-                 if line.startswith("=== page ")), None)
+    page = next(
+        (line for lines in (expected, got) for line in reversed(lines[: first + 1]) if line.startswith("=== page ")),
+        None,
+    )
     where = f"first difference on {page.strip('= ')}" if page else "first difference in the summary lines"
     diff = list(difflib.unified_diff(expected, got, f"golden/{path.name}", "now", n=2, lineterm=""))
     shown = diff[:DIFF_LINES] + ([f"… {len(diff) - DIFF_LINES} more diff lines"] if len(diff) > DIFF_LINES else [])
-    return (f"{case.label}: the converted page no longer matches golden/{path.name} ({where}).\n"
-            + "\n".join(shown)
-            + f"\nIf the change is intended, rewrite the golden files with {UPDATE_SETTING}=1 and review the diff.")
+    return (
+        f"{case.label}: the converted page no longer matches golden/{path.name} ({where}).\n"
+        + "\n".join(shown)
+        + f"\nIf the change is intended, rewrite the golden files with {UPDATE_SETTING}=1 and review the diff."
+    )
 
 
 # ------------------------------------------------------------------------- explicit expectations
@@ -510,12 +570,15 @@ def test_franchise_grid_keeps_each_guarantee_with_its_franchise_and_plafond(fran
         row = table.row_with(guarantee)
         assert (row[franchise], row[plafond]) == (expected_franchise, expected_plafond), row
     assert franchise_grid.parent_with("limité à 300 000 € par Sinistre").heading_path[-1] == (
-        "ARTICLE 3. LIMITE CONTRACTUELLE D'INDEMNISATION")
+        "ARTICLE 3. LIMITE CONTRACTUELLE D'INDEMNISATION"
+    )
 
 
-@known_defect("areas p.2: the ruled grid gives the 2.1.1 group three rows instead of two (an empty row after "
-              "'- Accident de santé et décès'), so '- Tout autre Evénement garanti' falls outside the "
-              "'Incluse | 2.1.1' cells spanning rows and its Markdown row has no key")
+@known_defect(
+    "areas p.2: the ruled grid gives the 2.1.1 group three rows instead of two (an empty row after "
+    "'- Accident de santé et décès'), so '- Tout autre Evénement garanti' falls outside the "
+    "'Incluse | 2.1.1' cells spanning rows and its Markdown row has no key"
+)
 def test_franchise_grid_sub_rows_keep_their_article(franchise_grid: Converted) -> None:
     [table] = franchise_grid.tables()
     row = table.row_with("- Tout autre Evénement garanti")
@@ -523,8 +586,10 @@ def test_franchise_grid_sub_rows_keep_their_article(franchise_grid: Converted) -
     assert not any(all(not c for c in r[2:]) and any(r[:2]) for r in table.rows), "a row holding only its key"
 
 
-@known_defect("areas p.2: the page title 'CONDITIONS PARTICULIERES' (centred, top of the page) comes last in "
-              "the reading order, after the page's last paragraph, so it heads no section")
+@known_defect(
+    "areas p.2: the page title 'CONDITIONS PARTICULIERES' (centred, top of the page) comes last in "
+    "the reading order, after the page's last paragraph, so it heads no section"
+)
 def test_franchise_grid_page_title_heads_the_page(franchise_grid: Converted) -> None:
     assert franchise_grid.parents[0].heading_path[0] == "CONDITIONS PARTICULIERES"
 
@@ -556,9 +621,11 @@ def test_table_across_pages_keeps_lettered_headings_apart(table_across_pages: Co
     assert "2. Le début et la fin de votre adhésion et de vos garanties et options" in table_across_pages.headings
 
 
-@known_defect("allianz TNS p.10–11: the p.10 table's first row is the sentence above it ('Vous avez la possibilité "
-              "de résilier votre adhésion selon les modalités ci-après :', also kept as a paragraph), so the "
-              "column header repeated at the top of p.11 is not recognised and stays in the joined table")
+@known_defect(
+    "allianz TNS p.10–11: the p.10 table's first row is the sentence above it ('Vous avez la possibilité "
+    "de résilier votre adhésion selon les modalités ci-après :', also kept as a paragraph), so the "
+    "column header repeated at the top of p.11 is not recognised and stays in the joined table"
+)
 def test_table_across_pages_has_its_column_header_once(table_across_pages: Converted) -> None:
     [joined] = [t for t in table_across_pages.tables() if t.pages == [10, 11]]
     rows = [" ".join(row) for row in [*joined.header, *joined.rows]]
@@ -569,14 +636,17 @@ def test_table_across_pages_has_its_column_header_once(table_across_pages: Conve
 def test_table_across_pages_keeps_multi_line_cells_whole(table_across_pages: Converted) -> None:
     [joined] = [t for t in table_across_pages.tables() if t.pages == [10, 11]]
     row = joined.row_with("Perte de votre statut de TNS")
-    assert row[0] == ("Perte de votre statut de TNS non agricole (chapitre « Les conditions d'adhésion », "
-                      "paragraphe III)"), row
+    assert row[0] == (
+        "Perte de votre statut de TNS non agricole (chapitre « Les conditions d'adhésion », paragraphe III)"
+    ), row
 
 
-@known_defect("allianz TNS p.10: the heading 'd. Résiliation de l'adhésion' above the table is kept as a table "
-              "caption (pdf_layout.build_clusters: heading_rank knows no lowercase 'a.'–'e.' enumerator), is linked "
-              "to no table and ends up a paragraph, so the résiliation table is indexed under the previous "
-              "heading 'c. Durée de l'adhésion'")
+@known_defect(
+    "allianz TNS p.10: the heading 'd. Résiliation de l'adhésion' above the table is kept as a table "
+    "caption (pdf_layout.build_clusters: heading_rank knows no lowercase 'a.'–'e.' enumerator), is linked "
+    "to no table and ends up a paragraph, so the résiliation table is indexed under the previous "
+    "heading 'c. Durée de l'adhésion'"
+)
 def test_table_across_pages_sits_under_its_heading(table_across_pages: Converted) -> None:
     [joined] = [t for t in table_across_pages.tables() if t.pages == [10, 11]]
     assert table_across_pages.parent_of(joined).heading_path[-1] == "d. Résiliation de l'adhésion"
@@ -597,8 +667,10 @@ def test_two_columns_are_read_one_after_the_other(two_columns: Converted) -> Non
         "En cours de contrat, le sociétaire peut à tout moment demander",  # foot of the right column
     )
     # A column's lines are not interleaved with the other column's, and its hyphenations are closed.
-    two_columns.parent_with("Le décompte de cotisation s'effectue à la journée pour les opérations d'assurance "
-                            "de souscription, modification ou suppression de risque")
+    two_columns.parent_with(
+        "Le décompte de cotisation s'effectue à la journée pour les opérations d'assurance "
+        "de souscription, modification ou suppression de risque"
+    )
     two_columns.parent_with("Il est fixé chaque année par le conseil d'administration et est rappelé")
     assert "adminis-" not in two_columns.text
 
@@ -614,10 +686,12 @@ def test_two_columns_keeps_numbered_paragraphs_whole(two_columns: Converted) -> 
     two_columns.parent_with("3.2 - Toute réticence ou déclaration intentionnellement fausse, toute réponse inexacte")
 
 
-@known_defect("Nautis p.4: the titles 'article 3 : déclarations concernant les risques lors de la souscription' "
-              "and 'article 5 : déclarations concernant les risques' are not headings: the layout stage groups "
-              "each title with the first line of the numbered paragraph under it ('… 3.1 - Le présent contrat et "
-              "ses avenants sont établis d'après'), and that block ends up body text")
+@known_defect(
+    "Nautis p.4: the titles 'article 3 : déclarations concernant les risques lors de la souscription' "
+    "and 'article 5 : déclarations concernant les risques' are not headings: the layout stage groups "
+    "each title with the first line of the numbered paragraph under it ('… 3.1 - Le présent contrat et "
+    "ses avenants sont établis d'après'), and that block ends up body text"
+)
 def test_two_columns_article_titles_are_headings(two_columns: Converted) -> None:
     assert any(h.startswith("article 3 : déclarations concernant les risques") for h in two_columns.headings)
     assert any(h.startswith("article 5 : déclarations concernant les risques") for h in two_columns.headings)
@@ -631,8 +705,7 @@ def test_table_of_contents_lines_are_not_headings_nor_indexed(table_of_contents:
     assert table_of_contents.structure["toc_entries"] >= 20
     assert not [h for h in table_of_contents.headings if _ends_in_page_number(h)]
     assert all(len(p.heading_path) <= 3 for p in table_of_contents.parents)
-    for entry in ["Les exclusions générales", "L'indemnisation en cas de décès",
-                  "La protection de votre véhicule"]:
+    for entry in ["Les exclusions générales", "L'indemnisation en cas de décès", "La protection de votre véhicule"]:
         assert entry not in table_of_contents.text and entry not in table_of_contents.headings
     assert not [p.text for p in table_of_contents.parents if re.fullmatch(r"[\d\s]+", p.text)]  # stray page numbers
 
@@ -650,23 +723,30 @@ def test_ipid_boxes_read_as_text(ipid: Converted) -> None:
         "Les exclusions spécifiques aux garanties",
         "Ne peut donner lieu à remboursement",
     )
-    ipid.parent_with("Les évènements assurés sont soumis à des plafonds de garantie mentionnés aux conditions "
-                     "particulières.")
+    ipid.parent_with(
+        "Les évènements assurés sont soumis à des plafonds de garantie mentionnés aux conditions particulières."
+    )
     assert all(len(p.heading_path) <= 3 for p in ipid.parents)
 
 
 def test_ipid_top_lines_are_headings_whatever_the_layout_calls_them(ipid: Converted) -> None:
     # "MULTIRISQUE HABITATION" and "Où suis-je couvert ?" are headings on one CPU and page
     # headers on another (the layout model's close call): either way they head their sections
-    assert ipid.parent_with("Document d'information sur le produit d'assurance").heading_path[-1] == \
-        "MULTIRISQUE HABITATION"
-    assert ipid.parent_with("Garantie d'assistance : France métropolitaine, hors Corses").heading_path[-1] == \
-        "Où suis-je couvert ?"
+    assert (
+        ipid.parent_with("Document d'information sur le produit d'assurance").heading_path[-1]
+        == "MULTIRISQUE HABITATION"
+    )
+    assert (
+        ipid.parent_with("Garantie d'assistance : France métropolitaine, hors Corses").heading_path[-1]
+        == "Où suis-je couvert ?"
+    )
 
 
-@known_defect("Mila IPID p.1: in 'Qu'est ce qui n'est pas assuré ?' the wrapped list item 'Les bâtiments classés ou "
-              "inscrits aux monuments / historiques' loses its second line to a paragraph of its own, and is joined "
-              "to the item before it ('X Les espèces, titres et valeurs X Les bâtiments…')")
+@known_defect(
+    "Mila IPID p.1: in 'Qu'est ce qui n'est pas assuré ?' the wrapped list item 'Les bâtiments classés ou "
+    "inscrits aux monuments / historiques' loses its second line to a paragraph of its own, and is joined "
+    "to the item before it ('X Les espèces, titres et valeurs X Les bâtiments…')"
+)
 def test_ipid_list_items_are_whole(ipid: Converted) -> None:
     ipid.parent_with("Les bâtiments classés ou inscrits aux monuments historiques")
 
@@ -685,9 +765,11 @@ def test_rotated_table_has_its_six_levels(rotated_table: Converted) -> None:
     rotated_table.parent_with("(6) Limité à 15 jours par hospitalisation.")
 
 
-@known_defect("APICIL p.2: the label 'Frais de séjour en maisons d'accueil hospitalières (5)' is put in the row "
-              "above ('Chambre particulière - hospitalisation ambulatoire (4) Frais de séjour…') and its amounts "
-              "(20, 20, 30, 30, 30 €/jour) make a row with no label")
+@known_defect(
+    "APICIL p.2: the label 'Frais de séjour en maisons d'accueil hospitalières (5)' is put in the row "
+    "above ('Chambre particulière - hospitalisation ambulatoire (4) Frais de séjour…') and its amounts "
+    "(20, 20, 30, 30, 30 €/jour) make a row with no label"
+)
 def test_rotated_table_rows_keep_their_label(rotated_table: Converted) -> None:
     [table] = rotated_table.tables()
     row = table.row_with("Frais de séjour en maisons d'accueil hospitalières")
@@ -702,29 +784,42 @@ def test_shaded_table_is_a_table_with_its_durations(shaded_table: Converted) -> 
     [table] = shaded_table.tables()
     assert table.row_with("Vol du véhicule avec disparition")[1:] == ["-", "20 jours", "-", "20 jours"]
     assert table.row_with("Panne")[1:] == ["-", "7 jours", "-", "7 jours"]
-    assert shaded_table.parent_of(table).heading_path[-1] == "LES DISPOSITIONS COMMUNES AU SERVICE VÉHICULE DE " \
-                                                             "REMPLACEMENT"
+    assert (
+        shaded_table.parent_of(table).heading_path[-1] == "LES DISPOSITIONS COMMUNES AU SERVICE VÉHICULE DE "
+        "REMPLACEMENT"
+    )
 
 
-@known_defect("VAM p.38: the two-level column header (Initiale / Essentiel over 'sans option | avec option') is "
-              "read as a first row 'Initiale Essentiel' in one cell and a row 'sans option | | avec option sans "
-              "option | | avec option'")
+@known_defect(
+    "VAM p.38: the two-level column header (Initiale / Essentiel over 'sans option | avec option') is "
+    "read as a first row 'Initiale Essentiel' in one cell and a row 'sans option | | avec option sans "
+    "option | | avec option'"
+)
 def test_shaded_table_header_names_each_column(shaded_table: Converted) -> None:
     [table] = shaded_table.tables()
     assert [" ".join(row[c] for row in table.header).strip() for c in range(1, 5)] == [
-        "Initiale sans option", "Initiale avec option", "Essentiel sans option", "Essentiel avec option"]
+        "Initiale sans option",
+        "Initiale avec option",
+        "Essentiel sans option",
+        "Essentiel avec option",
+    ]
 
 
 # 8. MAIF VAM p.4: boxes of text over a picture
 
 
 def test_text_on_a_picture_background_is_indexed(text_boxes_on_picture: Converted) -> None:
-    text_boxes_on_picture.parent_with("Essentiel, l'assurance au tiers enrichie de la prise en charge du vol, de "
-                                      "l'incendie et du bris de glace.")
-    text_boxes_on_picture.parent_with("prêt d'un véhicule jusqu'à 7 jours en cas d'accident, 20 jours en cas de vol, "
-                                      "7 jours en cas de panne.")
-    assert text_boxes_on_picture.before("Initiale, la formule au tiers économique", "Essentiel, l'assurance au tiers",
-                                        "Plénitude, la tous risques tout confort")
+    text_boxes_on_picture.parent_with(
+        "Essentiel, l'assurance au tiers enrichie de la prise en charge du vol, de l'incendie et du bris de glace."
+    )
+    text_boxes_on_picture.parent_with(
+        "prêt d'un véhicule jusqu'à 7 jours en cas d'accident, 20 jours en cas de vol, 7 jours en cas de panne."
+    )
+    assert text_boxes_on_picture.before(
+        "Initiale, la formule au tiers économique",
+        "Essentiel, l'assurance au tiers",
+        "Plénitude, la tous risques tout confort",
+    )
 
 
 # 9. MAIF Raqvam p.16: a borderless table whose rules only underline its sections
@@ -733,8 +828,11 @@ def test_text_on_a_picture_background_is_indexed(text_boxes_on_picture: Converte
 def test_borderless_table_is_one_table_with_a_column_per_formula(borderless_table: Converted) -> None:
     [table] = borderless_table.tables()
     assert table.columns == 4
-    assert [c.split(" ")[:2] for c in table.header[0][1:]] == [["RAQVAM", "arbitrage"], ["RAQVAM", "équilibre"],
-                                                                ["RAQVAM", "sérénité"]]
+    assert [c.split(" ")[:2] for c in table.header[0][1:]] == [
+        ["RAQVAM", "arbitrage"],
+        ["RAQVAM", "équilibre"],
+        ["RAQVAM", "sérénité"],
+    ]
     assert table.row_with("■ garantie des dommages corporels")[1:] == ["oui", "oui", "oui"]  # above the first rule
     assert table.row_with("■ garantie autres dommages accidentels")[1:] == ["non", "oui", "oui"]  # below the last
     assert table.row_with("■ pertes de loyer")[1:] == ["non", "non", "oui"]

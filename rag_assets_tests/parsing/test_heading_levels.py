@@ -26,18 +26,33 @@ def test_a_quoted_law_article_is_not_part_of_the_numbering():
     assert heading_rank("Article L 114-2 du Code des assurances") is None
     assert heading_rank("Article 2246 du Code civil") is None
     assert heading_rank("Article 7 - Résiliation") is not None
-    levels = _levels(_document([(1, "Conditions générales"), (3, "I. Les garanties"),
-                                (4, "Article 2246 du Code civil"), (5, "II. La résiliation")]))
+    levels = _levels(
+        _document(
+            [
+                (1, "Conditions générales"),
+                (3, "I. Les garanties"),
+                (4, "Article 2246 du Code civil"),
+                (5, "II. La résiliation"),
+            ]
+        )
+    )
     assert levels["I. Les garanties"] == levels["II. La résiliation"] == 2
     assert levels["Article 2246 du Code civil"] == LEAF_LEVEL
 
 
 def test_only_the_title_page_heads_the_numbered_tree():
     # a box title of the preface (page 5) must not become the parent of every section
-    levels = _levels(_document([(1, "Conditions générales protection juridique"),
-                                (5, "Plafond d'intervention TTC protection juridique"),
-                                (6, "1 - Le domaine d'application"), (6, "1.1 - L'objet du contrat"),
-                                (7, "2 - Qui bénéficie des garanties ?")]))
+    levels = _levels(
+        _document(
+            [
+                (1, "Conditions générales protection juridique"),
+                (5, "Plafond d'intervention TTC protection juridique"),
+                (6, "1 - Le domaine d'application"),
+                (6, "1.1 - L'objet du contrat"),
+                (7, "2 - Qui bénéficie des garanties ?"),
+            ]
+        )
+    )
     assert levels["Conditions générales protection juridique"] == 1
     assert levels["Plafond d'intervention TTC protection juridique"] == LEAF_LEVEL
     assert levels["1 - Le domaine d'application"] == levels["2 - Qui bénéficie des garanties ?"] == 2
@@ -57,13 +72,22 @@ def test_contents_printed_as_headings_leave_the_body():
             return document.add_heading(text, prov=prov)
         return document.add_text(label=DocItemLabel.TEXT, text=text, prov=prov)
 
-    contents = [add(6, "1 - Le domaine d'application du contrat", True),
-                add(6, "1.1 - L'objet du contrat 1.2 - L'étendue géographique"), add(6, "8 8"),
-                add(6, "2 - Qui bénéficie des garanties ?", True), add(6, "9"),
-                add(6, "3 - Les garanties de la formule PJ1", True), add(6, "pages")]
+    contents = [
+        add(6, "1 - Le domaine d'application du contrat", True),
+        add(6, "1.1 - L'objet du contrat 1.2 - L'étendue géographique"),
+        add(6, "8 8"),
+        add(6, "2 - Qui bénéficie des garanties ?", True),
+        add(6, "9"),
+        add(6, "3 - Les garanties de la formule PJ1", True),
+        add(6, "pages"),
+    ]
     note = add(6, "Les montants en euros figurant dans le contrat sont ceux en vigueur au 1er janvier.")
-    body = [add(8, "1 - Le domaine d'application du contrat", True), add(8, "Le contrat offre un accès au droit."),
-            add(9, "2 - Qui bénéficie des garanties ?", True), add(10, "3 - Les garanties de la formule PJ1", True)]
+    body = [
+        add(8, "1 - Le domaine d'application du contrat", True),
+        add(8, "Le contrat offre un accès au droit."),
+        add(9, "2 - Qui bénéficie des garanties ?", True),
+        add(10, "3 - Les garanties de la formule PJ1", True),
+    ]
     items, _ = find_table_of_contents(document)
     assert all(item in items for item in contents)
     assert note not in items and not any(item in items for item in body)
@@ -77,18 +101,31 @@ def test_contents_set_as_title_and_page_number_lines_leave_the_body():
     box = BoundingBox(l=50, t=100, r=500, b=120)
 
     def add(page, text):
-        return document.add_text(label=DocItemLabel.TEXT, text=text,
-                                 prov=ProvenanceItem(page_no=page, bbox=box, charspan=(0, len(text))))
+        return document.add_text(
+            label=DocItemLabel.TEXT, text=text, prov=ProvenanceItem(page_no=page, bbox=box, charspan=(0, len(text)))
+        )
 
-    titles = ["La protection de vos biens", "Les garanties dommages aux biens", "La garantie incendie-explosion",
-              "La garantie dégâts des eaux", "La garantie gel", "La garantie vol",
-              "La garantie autres dommages accidentels (sauf formule Arbitrage)", "La garantie bris de glace",
-              "La vie du contrat"]
+    titles = [
+        "La protection de vos biens",
+        "Les garanties dommages aux biens",
+        "La garantie incendie-explosion",
+        "La garantie dégâts des eaux",
+        "La garantie gel",
+        "La garantie vol",
+        "La garantie autres dommages accidentels (sauf formule Arbitrage)",
+        "La garantie bris de glace",
+        "La vie du contrat",
+    ]
     contents = [add(4, "pages")]
     for number, title in enumerate(titles, start=28):
         contents += [add(4, title), add(4, str(number))]
-    body = [add(30, "La garantie gel"), add(30, "Le gel des canalisations est couvert."), add(30, "12"),
-            add(31, "Seuils : 1"), add(31, "2")]  # a page of prose and numbers is no contents
+    body = [
+        add(30, "La garantie gel"),
+        add(30, "Le gel des canalisations est couvert."),
+        add(30, "12"),
+        add(31, "Seuils : 1"),
+        add(31, "2"),
+    ]  # a page of prose and numbers is no contents
 
     items, entries = find_table_of_contents(document)
 
@@ -120,8 +157,12 @@ def test_a_chapter_title_taken_for_a_page_header_heads_its_chapter_again():
     add(1, "Allianz Prévoyance", DocItemLabel.SECTION_HEADER)
     add(2, "3 Quels services propose votre espace client ?", DocItemLabel.SECTION_HEADER)
     add(2, "Vous trouverez dans votre espace client le détail des garanties.")
-    for line in ("Tableau de synthèse des garanties et options ------ 3", "Les conditions d'adhésion ------ 5",
-                 "I. Le Contrat ------ 5", "Lexique ------ 8"):
+    for line in (
+        "Tableau de synthèse des garanties et options ------ 3",
+        "Les conditions d'adhésion ------ 5",
+        "I. Le Contrat ------ 5",
+        "Lexique ------ 8",
+    ):
         add(3, line)
     add(4, "Tableau de synthèse des garanties et options", DocItemLabel.PAGE_HEADER, top=20)
     add(4, "Rente éducation : entre 900 € et 50 000 €/an/enfant.")
@@ -143,7 +184,8 @@ def test_a_chapter_title_taken_for_a_page_header_heads_its_chapter_again():
     assert "Les conditions d'adhésion" not in [t for t, _ in headings]
     order = [getattr(i, "text", "") for i, _ in document.iterate_items()]
     assert order.index("Tableau de synthèse des garanties et options") < order.index(
-        "Rente éducation : entre 900 € et 50 000 €/an/enfant.")
+        "Rente éducation : entre 900 € et 50 000 €/an/enfant."
+    )
 
 
 def test_the_top_line_of_a_page_taken_for_a_page_header_goes_back_into_the_body():
@@ -157,8 +199,12 @@ def test_the_top_line_of_a_page_taken_for_a_page_header_goes_back_into_the_body(
     add(1, "L'incendie et le dégât des eaux.")
     add(2, "Où suis-je couvert ?", DocItemLabel.PAGE_HEADER, top=20)
     add(2, "En France métropolitaine.")
-    add(3, "Vous êtes reconnu en état d'incapacité temporaire totale lorsque, temporairement,",
-        DocItemLabel.PAGE_HEADER, top=20)
+    add(
+        3,
+        "Vous êtes reconnu en état d'incapacité temporaire totale lorsque, temporairement,",
+        DocItemLabel.PAGE_HEADER,
+        top=20,
+    )
     add(3, "vous ne pouvez exercer aucune activité.")
     assign_heading_levels(document)
 
@@ -168,7 +214,9 @@ def test_the_top_line_of_a_page_taken_for_a_page_header_goes_back_into_the_body(
     assert structure["paragraphs_restored_from_page_headers"] == [3]
     body = [(type(i).__name__, i.text) for i, _ in document.iterate_items() if getattr(i, "text", None)]
     assert ("SectionHeaderItem", "Où suis-je couvert ?") in body
-    assert body.index(("SectionHeaderItem", "Où suis-je couvert ?")) < body.index(("TextItem", "En France métropolitaine."))
+    assert body.index(("SectionHeaderItem", "Où suis-je couvert ?")) < body.index(
+        ("TextItem", "En France métropolitaine.")
+    )
     assert ("TextItem", "Vous êtes reconnu en état d'incapacité temporaire totale lorsque, temporairement,") in body
     assert not any(text.startswith("Conditions générales - page") for _, text in body)
 
@@ -180,12 +228,20 @@ def test_a_line_in_the_middle_of_a_sentence_is_no_heading():
 
     def add(text, heading=False, top=100):
         prov = ProvenanceItem(page_no=24, bbox=BoundingBox(l=50, t=top, r=500, b=top + 12), charspan=(0, len(text)))
-        return document.add_heading(text, prov=prov) if heading else document.add_text(DocItemLabel.TEXT, text, prov=prov)
+        return (
+            document.add_heading(text, prov=prov) if heading else document.add_text(DocItemLabel.TEXT, text, prov=prov)
+        )
 
     add("3.2 - L'indemnisation de vos biens", heading=True, top=80)
-    add("Les vêtements, accessoires d'habillement, linge de maison sont indemnisés à concurrence de leur valeur", top=100)
-    add("résiduelle au jour du sinistre, c'est-à-dire en appliquant à leur valeur de remplacement à neuf un abattement de",
-        heading=True, top=112)
+    add(
+        "Les vêtements, accessoires d'habillement, linge de maison sont indemnisés à concurrence de leur valeur",
+        top=100,
+    )
+    add(
+        "résiduelle au jour du sinistre, c'est-à-dire en appliquant à leur valeur de remplacement à neuf un abattement de",
+        heading=True,
+        top=112,
+    )
     add("20 % par année d'âge ou fraction d'année.", top=124)
     add("Valeur d'achat 2", top=200)  # a grid's label read as text: its next "heading" stays where it is
     add("de 6 à 12 mois 1", heading=True, top=212)
@@ -194,8 +250,10 @@ def test_a_line_in_the_middle_of_a_sentence_is_no_heading():
 
     assert structure["headings_joined_to_their_paragraph"] == 1
     texts = [i.text for i, _ in document.iterate_items() if not isinstance(i, SectionHeaderItem)]
-    assert ("Les vêtements, accessoires d'habillement, linge de maison sont indemnisés à concurrence de leur valeur "
-            "résiduelle au jour du sinistre, c'est-à-dire en appliquant à leur valeur de remplacement à neuf un "
-            "abattement de 20 % par année d'âge ou fraction d'année.") in texts
+    assert (
+        "Les vêtements, accessoires d'habillement, linge de maison sont indemnisés à concurrence de leur valeur "
+        "résiduelle au jour du sinistre, c'est-à-dire en appliquant à leur valeur de remplacement à neuf un "
+        "abattement de 20 % par année d'âge ou fraction d'année."
+    ) in texts
     headings = [i.text for i, _ in document.iterate_items() if isinstance(i, SectionHeaderItem)]
     assert headings == ["3.2 - L'indemnisation de vos biens", "de 6 à 12 mois 1"]

@@ -61,9 +61,11 @@ def test_invisible_text_is_dropped_and_counted(tmp_path: Path) -> None:
     assert "1 euro" not in text and "cinquante" not in text
     chars = len(_squeezed(HIDDEN_FRANCHISE)) + len(_squeezed(HIDDEN_SAME_COLOUR))
     assert manifest["warnings"] == [
-        f"page 1: {chars} characters of invisible text dropped (same colour as what is under it, under 2 pt)"]
-    assert manifest["invisible_text_pages"] == {"1": {TINY: len(_squeezed(HIDDEN_FRANCHISE)),
-                                                      SAME_AS_BACKGROUND: len(_squeezed(HIDDEN_SAME_COLOUR))}}
+        f"page 1: {chars} characters of invisible text dropped (same colour as what is under it, under 2 pt)"
+    ]
+    assert manifest["invisible_text_pages"] == {
+        "1": {TINY: len(_squeezed(HIDDEN_FRANCHISE)), SAME_AS_BACKGROUND: len(_squeezed(HIDDEN_SAME_COLOUR))}
+    }
 
 
 def test_a_scan_with_an_ocr_layer_keeps_its_text(tmp_path: Path) -> None:
@@ -71,5 +73,6 @@ def test_a_scan_with_an_ocr_layer_keeps_its_text(tmp_path: Path) -> None:
     assert " ".join(OCR_LAYER.split()) in text
     assert "1 euro" not in text
     assert manifest["ocr_pages"] == []  # its own text layer, not ours
-    assert manifest["warnings"] == [f"page 1: {len(_squeezed(HIDDEN_FRANCHISE))} characters of invisible text "
-                                    f"dropped ({NOT_DRAWN})"]
+    assert manifest["warnings"] == [
+        f"page 1: {len(_squeezed(HIDDEN_FRANCHISE))} characters of invisible text dropped ({NOT_DRAWN})"
+    ]

@@ -14,7 +14,9 @@ from docling_core.types.doc.document import ContentLayer, SectionHeaderItem
 from rag_assets.parsing.pdf_pipeline import pdf_format_option, pdf_pipeline_description, repair_text
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-SOLVENCY_PDF = PROJECT_ROOT.parent / "shared" / "corpora" / "eu-regulation-pdf" / "solvency2_directive_2009-138-EC_EN.pdf"
+SOLVENCY_PDF = (
+    PROJECT_ROOT.parent / "shared" / "corpora" / "eu-regulation-pdf" / "solvency2_directive_2009-138-EC_EN.pdf"
+)
 
 # Lines are placed one by one so the PDF has the exact line breaks under test.
 PAGE_1_LINES = [
@@ -127,12 +129,16 @@ def test_line_breaks_are_repaired(sample_doc: DoclingDocument) -> None:
     assert "$5,000 par sinistre" in markdown
     assert "franchise annuelle de 5 000 € par an" in markdown
     # Paragraph lines are grouped into one item, not one item per line.
-    assert any(item.text.startswith("Le présent contrat") and item.text.endswith("par an.") for item in sample_doc.texts)
+    assert any(
+        item.text.startswith("Le présent contrat") and item.text.endswith("par an.") for item in sample_doc.texts
+    )
 
 
 def test_headings_have_levels(sample_doc: DoclingDocument) -> None:
     headings = {item.text: item.level for item in sample_doc.texts if isinstance(item, SectionHeaderItem)}
-    assert {"Article 1 - Objet du contrat", "Article 2 - Tableau des garanties", "Article 3 - Exclusions"} <= set(headings)
+    assert {"Article 1 - Objet du contrat", "Article 2 - Tableau des garanties", "Article 3 - Exclusions"} <= set(
+        headings
+    )
     assert headings["Conditions générales d'assurance habitation"] < headings["Article 1 - Objet du contrat"]
 
 
@@ -153,10 +159,15 @@ def test_our_stages_reach_docling_through_its_plugin_entry_point() -> None:
     from rag_assets.parsing.pdf_ocr import TextLayerOcrOptions
     from rag_assets.parsing.pdf_tables import RulingTableOptions
 
-    assert [e.value for e in entry_points(group="docling") if e.name == "rag_assets"] == ["rag_assets.parsing.docling_plugin"]
+    assert [e.value for e in entry_points(group="docling") if e.name == "rag_assets"] == [
+        "rag_assets.parsing.docling_plugin"
+    ]
     assert pdf_format_option().pipeline_options.allow_external_plugins
-    for get_factory, options in ((get_layout_factory, OnnxLayoutOptions), (get_table_structure_factory, RulingTableOptions),
-                                 (get_ocr_factory, TextLayerOcrOptions)):
+    for get_factory, options in (
+        (get_layout_factory, OnnxLayoutOptions),
+        (get_table_structure_factory, RulingTableOptions),
+        (get_ocr_factory, TextLayerOcrOptions),
+    ):
         meta = get_factory(allow_external_plugins=True).registered_meta[options]
         assert (meta.plugin_name, meta.module) == ("rag_assets", "rag_assets.parsing.docling_plugin")
     # only where external plugins are allowed (Docling's table factory without them is left unbuilt here:

@@ -12,8 +12,11 @@ from rag_assets.store import ACRONYMS_FILE
 
 
 def _texts(kb: KnowledgeBase) -> list[str]:
-    return [text for entry in kb.published_versions().values()
-            for text in pl.read_parquet(kb.store.root / entry["path"] / "parents.parquet")["text"].to_list()]
+    return [
+        text
+        for entry in kb.published_versions().values()
+        for text in pl.read_parquet(kb.store.root / entry["path"] / "parents.parquet")["text"].to_list()
+    ]
 
 
 def test_stored_acronym_summaries_merge_to_the_dictionary_of_the_whole_text(kb, sample_kb, tmp_path):
@@ -40,6 +43,7 @@ def test_parents_are_read_when_asked(kb):
     unseen = every[-1]  # found by id alone, whatever document holds it
     fresh = KnowledgeBase.open(kb.store.root, embedder=kb.embedder_spec)
     assert fresh.parent(unseen["parent_id"]) == unseen
-    assert [p["ordinal"] for p in fresh.parents_of(unseen["document_id"])] == \
-        sorted(p["ordinal"] for p in every if p["document_id"] == unseen["document_id"])
+    assert [p["ordinal"] for p in fresh.parents_of(unseen["document_id"])] == sorted(
+        p["ordinal"] for p in every if p["document_id"] == unseen["document_id"]
+    )
     assert fresh.child_count() == sum(e["children"] for e in kb.published_versions().values())

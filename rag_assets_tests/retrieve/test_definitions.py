@@ -5,22 +5,28 @@ import pytest
 from rag_assets.retrieve.definitions import defined_term, glossary_text, is_glossary, writes_term
 
 
-@pytest.mark.parametrize("question, term", [
-    ("Au sens de la protection juridique, à partir de quand parle-t-on de « sinistre » ?", "sinistre"),
-    ("Nous partons à 10 amis. Sommes-nous un « Groupe » au sens du contrat ?", "Groupe"),
-    ("Une montre de marque est-elle considérée comme un « bien précieux » ?", "bien précieux"),
-    ("Qu'est-ce qu'un sinistre au sens du contrat ?", "sinistre"),
-    ("Qu’est-ce que la franchise ?", "franchise"),
-])
+@pytest.mark.parametrize(
+    "question, term",
+    [
+        ("Au sens de la protection juridique, à partir de quand parle-t-on de « sinistre » ?", "sinistre"),
+        ("Nous partons à 10 amis. Sommes-nous un « Groupe » au sens du contrat ?", "Groupe"),
+        ("Une montre de marque est-elle considérée comme un « bien précieux » ?", "bien précieux"),
+        ("Qu'est-ce qu'un sinistre au sens du contrat ?", "sinistre"),
+        ("Qu’est-ce que la franchise ?", "franchise"),
+    ],
+)
 def test_the_term_a_definition_question_asks_about(question, term):
     assert defined_term(question) == term
 
 
-@pytest.mark.parametrize("question", [
-    "J'ai pris l'option « biens nomades multimédias » : quel plafond pour mon vélo ?",  # a quoted name, no cue
-    "Qu'est-ce qui est couvert si ma maison brûle ?",
-    "Au sens du contrat, « le vol commis par un membre de la famille de l'assuré » est-il couvert ?",  # a clause
-])
+@pytest.mark.parametrize(
+    "question",
+    [
+        "J'ai pris l'option « biens nomades multimédias » : quel plafond pour mon vélo ?",  # a quoted name, no cue
+        "Qu'est-ce qui est couvert si ma maison brûle ?",
+        "Au sens du contrat, « le vol commis par un membre de la famille de l'assuré » est-il couvert ?",  # a clause
+    ],
+)
 def test_other_questions_ask_for_no_definition(question):
     assert defined_term(question) is None
 
@@ -30,9 +36,15 @@ def test_glossary_headings_and_written_terms():
     assert is_glossary(["7 - Lexique"]) and not is_glossary(["5 - La procédure en cas de sinistre"])
     assert writes_term("Biens précieux : bijoux, montres…", "bien précieux")
     assert not writes_term("Biens de valeur, précieux ou non", "bien précieux")
-    joined = {"heading_path": ["Conditions générales"], "text": "…", "blocks": [
-        {"kind": "text", "text": "Le Groupe voyage."}, {"kind": "heading", "text": "1. Définitions"},
-        {"kind": "text", "text": "Groupe : au moins neuf voyageurs."}]}
+    joined = {
+        "heading_path": ["Conditions générales"],
+        "text": "…",
+        "blocks": [
+            {"kind": "text", "text": "Le Groupe voyage."},
+            {"kind": "heading", "text": "1. Définitions"},
+            {"kind": "text", "text": "Groupe : au moins neuf voyageurs."},
+        ],
+    }
     assert glossary_text(joined) == "Groupe : au moins neuf voyageurs."
 
 

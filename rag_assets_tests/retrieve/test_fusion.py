@@ -26,7 +26,8 @@ def test_rrf_one_vote_per_parent_per_engine():
 
 def test_weighted_rrf_scales_each_engine_vote():
     fused = Fusion("rrf", k=10, weights={"bm25": 1.0, "dense": 0.5}).fuse(
-        _unscored({"bm25": ["A", "B"], "dense": ["B", "A"]}))
+        _unscored({"bm25": ["A", "B"], "dense": ["B", "A"]})
+    )
     scores = {p: s for p, s, _ in fused}
     assert abs(scores["A"] - (1 / 11 + 0.5 / 12)) < 1e-12
     assert fused[0][0] == "A"
@@ -42,8 +43,9 @@ def test_convex_combination_matches_ranx(norm, ranx_norm):
     dense = [("C", 0.91), ("A", 0.88), ("E", 0.70)]
     fusion = Fusion("wsum", norm=norm, weights={"bm25": 0.7, "dense": 0.3})
     ours = {p: s for p, s, _ in fusion.fuse({"bm25": bm25, "dense": dense})}
-    theirs = fuse([Run({"q": dict(bm25)}), Run({"q": dict(dense)})], norm=ranx_norm, method="wsum",
-                  params={"weights": [0.7, 0.3]})["q"]
+    theirs = fuse(
+        [Run({"q": dict(bm25)}), Run({"q": dict(dense)})], norm=ranx_norm, method="wsum", params={"weights": [0.7, 0.3]}
+    )["q"]
     assert set(ours) == set(theirs)
     for parent, score in theirs.items():
         assert ours[parent] == pytest.approx(score, abs=1e-9)

@@ -25,6 +25,7 @@ def test_ask_takes_its_relevance_from_the_reranker(sample_kb):
         def score(question, hits):
             calls.append((question, len(hits)))
             return [value for _ in hits]
+
         return score
 
     kb.rerank = scorer(0.0)

@@ -7,10 +7,15 @@ DOCUMENTS = {
     "aha": {"title": "Assurance habitation", "file_name": "maif_habitation-aha_2021.pdf", "language": "fr"},
     "raqvam": {"title": "Conditions générales MAIF - contrat RAQVAM", "file_name": "maif_habitation-raqvam_2011.pdf"},
     "nautis": {"title": "Assurance navigation de plaisance – Nautis", "file_name": "maif_nautis_2021.pdf"},
-    "tns": {"title": "Notice d'information – Allianz Prévoyance Travailleur Non Salarié",
-            "file_name": "allianz-vie_prevoyance-tns-notice_2025.pdf"},
-    "mila": {"title": "Multirisque habitation", "file_name": "mila_mrh-locataire-ipid_2024.pdf",
-             "extra": {"insurer": "Mila"}},
+    "tns": {
+        "title": "Notice d'information – Allianz Prévoyance Travailleur Non Salarié",
+        "file_name": "allianz-vie_prevoyance-tns-notice_2025.pdf",
+    },
+    "mila": {
+        "title": "Multirisque habitation",
+        "file_name": "mila_mrh-locataire-ipid_2024.pdf",
+        "extra": {"insurer": "Mila"},
+    },
 }
 IDENTITIES = DocumentIdentities.of(DOCUMENTS)
 
@@ -57,19 +62,32 @@ def test_names_are_capitalised_words_inside_a_sentence():
 
 
 def test_elided_and_sentence_opening_names_are_names():
-    assert names("D'après la fiche IPID d'Allianz : MAIF (voisinage) contre Nautis ?") == ["IPID", "Allianz", "MAIF",
-                                                                                         "Nautis"]
+    assert names("D'après la fiche IPID d'Allianz : MAIF (voisinage) contre Nautis ?") == [
+        "IPID",
+        "Allianz",
+        "MAIF",
+        "Nautis",
+    ]
 
 
-WITH_IPID = DocumentIdentities.of({**DOCUMENTS, "ipid": {"title": "Assurance prévoyance – Document d'information",
-                                                          "file_name": "allianz-vie_prevoyance-tns-ipid_2024.pdf"}})
+WITH_IPID = DocumentIdentities.of(
+    {
+        **DOCUMENTS,
+        "ipid": {
+            "title": "Assurance prévoyance – Document d'information",
+            "file_name": "allianz-vie_prevoyance-tns-ipid_2024.pdf",
+        },
+    }
+)
 
 
 def test_a_name_the_reader_wrote_stays_in_scope_when_other_names_weigh_more():
     # the notice matches four written words, the IPID one: the IPID is still in scope
     found = WITH_IPID.scope(
         AnalyzedQuery.of("D'après la fiche IPID d'Allianz Prévoyance Travailleur Non Salarié, quel plafond ?", "fr"),
-        lambda t: True, lambda t: False)
+        lambda t: True,
+        lambda t: False,
+    )
     assert {"ipid", "tns"} <= set(found.document_ids)
 
 
@@ -80,8 +98,11 @@ def test_a_comparison_of_two_insurers_has_two_sides():
 
 
 def test_one_precisely_named_document_is_a_side_of_its_wider_scope():
-    found = WITH_IPID.scope(AnalyzedQuery.of("Selon l'IPID de la prévoyance TNS d'Allianz, le suicide est-il couvert ?",
-                                             "fr"), lambda t: True, lambda t: False)
+    found = WITH_IPID.scope(
+        AnalyzedQuery.of("Selon l'IPID de la prévoyance TNS d'Allianz, le suicide est-il couvert ?", "fr"),
+        lambda t: True,
+        lambda t: False,
+    )
     assert found.document_ids == ("ipid", "tns")
     assert found.groups == (("ipid",), ("tns",))
 
@@ -89,15 +110,30 @@ def test_one_precisely_named_document_is_a_side_of_its_wider_scope():
 def test_a_product_named_most_precisely_is_the_whole_scope():
     # "TNS" names the notice and its IPID; "Allianz" also names the Personne Clé notice, another
     # product: it used to take every other place of the ranking
-    identities = DocumentIdentities.of({**DOCUMENTS, "ipid": {"title": "Assurance prévoyance – Document d'information",
-                                                              "file_name": "allianz-vie_prevoyance-tns-ipid_2024.pdf"},
-                                        "cle": {"title": "Notice d'information – Allianz Prévoyance Personne Clé",
-                                                "file_name": "allianz-vie_prevoyance-personne-cle-notice_2025.pdf"}})
-    found = identities.scope(AnalyzedQuery.of("J'ai une prévoyance TNS Allianz avec un capital décès : quel délai de "
-                                              "carence ?", "fr"), lambda t: True, lambda t: False)
+    identities = DocumentIdentities.of(
+        {
+            **DOCUMENTS,
+            "ipid": {
+                "title": "Assurance prévoyance – Document d'information",
+                "file_name": "allianz-vie_prevoyance-tns-ipid_2024.pdf",
+            },
+            "cle": {
+                "title": "Notice d'information – Allianz Prévoyance Personne Clé",
+                "file_name": "allianz-vie_prevoyance-personne-cle-notice_2025.pdf",
+            },
+        }
+    )
+    found = identities.scope(
+        AnalyzedQuery.of("J'ai une prévoyance TNS Allianz avec un capital décès : quel délai de carence ?", "fr"),
+        lambda t: True,
+        lambda t: False,
+    )
     assert found.document_ids == ("ipid", "tns") and found.groups == ()
-    assert set(identities.scope(AnalyzedQuery.of("Chez Allianz, quel délai de carence ?", "fr"),
-                                lambda t: True, lambda t: False).document_ids) == {"ipid", "tns", "cle"}
+    assert set(
+        identities.scope(
+            AnalyzedQuery.of("Chez Allianz, quel délai de carence ?", "fr"), lambda t: True, lambda t: False
+        ).document_ids
+    ) == {"ipid", "tns", "cle"}
 
 
 def test_a_question_naming_one_document_has_no_sides():
@@ -109,10 +145,14 @@ def test_sides_take_turns_in_their_own_order():
     assert take_turns(ranked, (("a",), ("b",)), lambda item: item[0]) == ["a1", "b1", "a2", "b2", "a3", "x1"]
 
 
-WITH_AUTO = {**DOCUMENTS,
-             "vam": {"title": "Conditions générales contrat VAM", "file_name": "maif_auto-moto-vam_2016.pdf"},
-             "pj": {"title": "Conditions générales contrat protection juridique",
-                    "file_name": "maif_protection-juridique_2018.pdf"}}
+WITH_AUTO = {
+    **DOCUMENTS,
+    "vam": {"title": "Conditions générales contrat VAM", "file_name": "maif_auto-moto-vam_2016.pdf"},
+    "pj": {
+        "title": "Conditions générales contrat protection juridique",
+        "file_name": "maif_protection-juridique_2018.pdf",
+    },
+}
 
 
 def test_a_file_names_extension_and_year_name_nothing():
@@ -135,8 +175,10 @@ def test_the_insurer_the_reader_has_leaves_other_insurers_policies_out():
     # golden-insurance gi065: MAIF's habitation policy is an "MRH" too (thesaurus), but not
     # the reader's, and its assistance clause took every other rank from Mila's
     identities = DocumentIdentities.of(DOCUMENTS, load_thesaurus())
-    question = AnalyzedQuery.of("Je loue un appartement en Corse assuré en MRH locataire chez Mila. "
-                                "Puis-je appeler l'assistance serrurerie ?", "fr")
+    question = AnalyzedQuery.of(
+        "Je loue un appartement en Corse assuré en MRH locataire chez Mila. Puis-je appeler l'assistance serrurerie ?",
+        "fr",
+    )
     assert "mrh" in identities.terms["aha"]
     assert identities.scope(question, lambda t: True, lambda t: False).document_ids == ("mila",)
 
@@ -144,12 +186,14 @@ def test_the_insurer_the_reader_has_leaves_other_insurers_policies_out():
 def test_common_words_of_a_title_choose_among_the_named_insurers_policies():
     common = {"protect", "jurid", "voitur"}.__contains__
     identities = DocumentIdentities.of(WITH_AUTO)
-    named = identities.scope(AnalyzedQuery.of("J'ai la protection juridique MAIF : quel plafond ?", "fr"),
-                             lambda t: True, common)
+    named = identities.scope(
+        AnalyzedQuery.of("J'ai la protection juridique MAIF : quel plafond ?", "fr"), lambda t: True, common
+    )
     assert named.document_ids == ("pj",)
     # alone, a common phrase names nothing: many policies have a legal-protection section
-    alone = identities.scope(AnalyzedQuery.of("La protection juridique couvre-t-elle mon litige ?", "fr"),
-                             lambda t: True, common)
+    alone = identities.scope(
+        AnalyzedQuery.of("La protection juridique couvre-t-elle mon litige ?", "fr"), lambda t: True, common
+    )
     assert alone.document_ids == ()
 
 
@@ -158,7 +202,10 @@ def test_function_words_are_no_content_of_a_question():
 
     # "chez" is in almost no passage: counted, it made every "chez MAIF" question look uncovered
     assert content_terms("J'ai été cambriolé chez moi, suis-je bien couvert chez MAIF ?", "fr") == [
-        "cambriol", "couvert", "maif"]
+        "cambriol",
+        "couvert",
+        "maif",
+    ]
     # the auxiliaries say how it is asked: "va-t-elle jouer ?", "Puis-je appeler … ?"
     assert content_terms("La garantie bris de glace va-t-elle jouer ?", "fr") == ["garant", "bris", "glac", "jou"]
     assert "puis" not in content_terms("Puis-je appeler l'assistance serrurerie ?", "fr")

@@ -10,8 +10,15 @@ import pytest
 from rag_assets.evaluation.evidence import words
 from rag_assets.retrieve.acronyms import is_acronym
 from rag_assets.retrieve.query import AnalyzedQuery, analyze
-from rag_assets.retrieve.thesaurus import (DEFAULT_PATH, ENV, MAX_ADDED, Thesaurus, ThesaurusError, expand,
-                                           load_thesaurus)
+from rag_assets.retrieve.thesaurus import (
+    DEFAULT_PATH,
+    ENV,
+    MAX_ADDED,
+    Thesaurus,
+    ThesaurusError,
+    expand,
+    load_thesaurus,
+)
 
 SHIPPED = DEFAULT_PATH / "fr-insurance.json"
 
@@ -21,6 +28,7 @@ def q(text: str) -> AnalyzedQuery:
 
 
 # -- the shipped thesaurus -------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def shipped() -> Thesaurus:
@@ -48,12 +56,17 @@ def test_every_preferred_and_alternative_label_is_written_in_a_quote_of_its_conc
         for kind, language, label in labels(concept):
             if is_acronym(label):
                 slashless = [re.sub(r"\s*/\s*", "/", quote) for quote in quotes]
-                assert any(re.search(rf"(?<![\w/]){re.escape(label)}(?![\w/])", quote) for quote in slashless), \
-                    (concept.id, label)
+                assert any(re.search(rf"(?<![\w/]){re.escape(label)}(?![\w/])", quote) for quote in slashless), (
+                    concept.id,
+                    label,
+                )
             else:
                 sequence = " " + " ".join(analyze(label, language)) + " "
-                assert any(sequence in " " + " ".join(analyze(quote, language)) + " " for quote in quotes), \
-                    (concept.id, kind, label)
+                assert any(sequence in " " + " ".join(analyze(quote, language)) + " " for quote in quotes), (
+                    concept.id,
+                    kind,
+                    label,
+                )
 
 
 def test_no_label_names_two_concepts(shipped):
@@ -91,14 +104,17 @@ def test_every_quote_is_found_in_its_shared_document(shipped, shared_dir):
     assert not missing, missing
 
 
-@pytest.mark.parametrize("question, concept, added", [
-    ("Quel est le délai de carence de ma garantie ?", "delai-de-carence", "attente"),
-    ("mon appart a été inondé par le voisin du dessus", "degats-des-eaux", "dégâts"),
-    ("Je suis en arrêt maladie depuis trois semaines", "incapacite-temporaire-totale", "incapacité"),
-    ("Mon pare-brise est fendu par un gravillon", "bris-de-glace", "glace"),
-    ("Comment le MCR est-il calculé ?", "mcr", "minimum"),
-    ("best estimate des provisions", "best-estimate", "meilleure"),
-])
+@pytest.mark.parametrize(
+    "question, concept, added",
+    [
+        ("Quel est le délai de carence de ma garantie ?", "delai-de-carence", "attente"),
+        ("mon appart a été inondé par le voisin du dessus", "degats-des-eaux", "dégâts"),
+        ("Je suis en arrêt maladie depuis trois semaines", "incapacite-temporaire-totale", "incapacité"),
+        ("Mon pare-brise est fendu par un gravillon", "bris-de-glace", "glace"),
+        ("Comment le MCR est-il calculé ?", "mcr", "minimum"),
+        ("best estimate des provisions", "best-estimate", "meilleure"),
+    ],
+)
 def test_the_shipped_thesaurus_recognises_the_policyholders_words(shipped, question, concept, added):
     expansion = shipped.expand(q(question))
     assert concept in [c["id"] for c in expansion.concepts]
@@ -107,17 +123,37 @@ def test_the_shipped_thesaurus_recognises_the_policyholders_words(shipped, quest
 
 # -- expansion on a small thesaurus --------------------------------------------------------------
 
-SMALL = {"concepts": [
-    {"id": "degats-des-eaux", "prefLabel": {"fr": "dégâts des eaux"},
-     "altLabel": {"fr": ["fuite d'eau", "infiltration"]}, "hiddenLabel": {"fr": ["inondé par le voisin"]},
-     "related": ["franchise"]},
-    {"id": "franchise", "prefLabel": {"fr": "franchise"}, "altLabel": {"fr": ["délai de franchise"]}},
-    {"id": "carence", "prefLabel": {"fr": "délai de carence"}, "altLabel": {"fr": ["délai d'attente"]}},
-    {"id": "itt", "prefLabel": {"fr": "incapacité temporaire totale"}, "altLabel": {"fr": ["ITT", "arrêt de travail"]}},
-    {"id": "many", "prefLabel": {"fr": "garantie étendue"},
-     "altLabel": {"fr": ["alpha bravo charlie", "delta echo foxtrot", "golf hotel india", "juliet kilo lima",
-                         "mike november oscar"]}},
-]}
+SMALL = {
+    "concepts": [
+        {
+            "id": "degats-des-eaux",
+            "prefLabel": {"fr": "dégâts des eaux"},
+            "altLabel": {"fr": ["fuite d'eau", "infiltration"]},
+            "hiddenLabel": {"fr": ["inondé par le voisin"]},
+            "related": ["franchise"],
+        },
+        {"id": "franchise", "prefLabel": {"fr": "franchise"}, "altLabel": {"fr": ["délai de franchise"]}},
+        {"id": "carence", "prefLabel": {"fr": "délai de carence"}, "altLabel": {"fr": ["délai d'attente"]}},
+        {
+            "id": "itt",
+            "prefLabel": {"fr": "incapacité temporaire totale"},
+            "altLabel": {"fr": ["ITT", "arrêt de travail"]},
+        },
+        {
+            "id": "many",
+            "prefLabel": {"fr": "garantie étendue"},
+            "altLabel": {
+                "fr": [
+                    "alpha bravo charlie",
+                    "delta echo foxtrot",
+                    "golf hotel india",
+                    "juliet kilo lima",
+                    "mike november oscar",
+                ]
+            },
+        },
+    ]
+}
 
 
 @pytest.fixture
@@ -185,21 +221,37 @@ def test_preferred_labels_come_first_under_the_cap(small):
 
 # -- loading and validation ------------------------------------------------------------------------
 
+
 def write(path: Path, data) -> Path:
     path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     return path
 
 
-@pytest.mark.parametrize("concept, message", [
-    ({"id": "x", "prefLabel": "franchise"}, "concept 'x': prefLabel must map a language"),
-    ({"id": "x", "prefLabel": {"fr": "franchise"}, "altLabel": {"fr": "plafond"}}, "concept 'x': altLabel\\['fr'\\] must be a list"),
-    ({"id": "x", "prefLabel": {"fr": "franchise"}, "altlabel": {"fr": ["plafond"]}}, "concept 'x': unknown keys \\['altlabel'\\]"),
-    ({"id": "x", "prefLabel": {}}, "concept 'x': a prefLabel is required"),
-    ({"id": "x", "prefLabel": {"fr": "de la"}}, "concept 'x': prefLabel 'de la' has no searchable word"),
-    ({"id": "x", "prefLabel": {"fr": "franchise"}, "related": ["nowhere"]}, "concept 'x': related names unknown concept 'nowhere'"),
-    ({"id": "x", "prefLabel": {"fr": "franchise"}, "sources": [{"document": "a.pdf"}]}, "concept 'x': each source needs"),
-    ({"prefLabel": {"fr": "franchise"}}, "concept #1: \"id\" must be a non-empty string"),
-])
+@pytest.mark.parametrize(
+    "concept, message",
+    [
+        ({"id": "x", "prefLabel": "franchise"}, "concept 'x': prefLabel must map a language"),
+        (
+            {"id": "x", "prefLabel": {"fr": "franchise"}, "altLabel": {"fr": "plafond"}},
+            "concept 'x': altLabel\\['fr'\\] must be a list",
+        ),
+        (
+            {"id": "x", "prefLabel": {"fr": "franchise"}, "altlabel": {"fr": ["plafond"]}},
+            "concept 'x': unknown keys \\['altlabel'\\]",
+        ),
+        ({"id": "x", "prefLabel": {}}, "concept 'x': a prefLabel is required"),
+        ({"id": "x", "prefLabel": {"fr": "de la"}}, "concept 'x': prefLabel 'de la' has no searchable word"),
+        (
+            {"id": "x", "prefLabel": {"fr": "franchise"}, "related": ["nowhere"]},
+            "concept 'x': related names unknown concept 'nowhere'",
+        ),
+        (
+            {"id": "x", "prefLabel": {"fr": "franchise"}, "sources": [{"document": "a.pdf"}]},
+            "concept 'x': each source needs",
+        ),
+        ({"prefLabel": {"fr": "franchise"}}, 'concept #1: "id" must be a non-empty string'),
+    ],
+)
 def test_a_malformed_entry_names_the_file_and_the_concept(tmp_path, concept, message):
     path = write(tmp_path / "bad.json", {"concepts": [concept]})
     with pytest.raises(ThesaurusError, match=f"/bad.json: {message}"):
@@ -234,6 +286,7 @@ def test_the_environment_names_a_file_or_a_folder(tmp_path, monkeypatch):
 
 
 # -- through the one retrieval path ------------------------------------------------------------------
+
 
 def test_retrieve_records_the_expansion_and_the_acronyms(sample_kb):
     from rag_assets.retrieve.knowledge_base import KnowledgeBase

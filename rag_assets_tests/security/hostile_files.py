@@ -13,8 +13,10 @@ MB = 1024 * 1024
 def _padded_archive(source: bytes, part: str, target: Path, expanded_bytes: int) -> Path:
     """`source` (a DOCX/PPTX) with `part` grown to about `expanded_bytes` of well-formed XML
     (a comment after the XML declaration): a zip bomb a reader would expand in full."""
-    with zipfile.ZipFile(io.BytesIO(source)) as original, \
-            zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as bomb:
+    with (
+        zipfile.ZipFile(io.BytesIO(source)) as original,
+        zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as bomb,
+    ):
         for info in original.infolist():
             data = original.read(info)
             if info.filename == part:
@@ -62,13 +64,16 @@ def blank_pages_pdf(path: Path, pages: int = 5000) -> Path:
 
 
 _DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
-VISIBLE_FRANCHISE = ("La franchise applicable en cas de bris de glace est de 130 € par sinistre, quel que soit "
-                     "le vitrage endommagé. Elle reste à la charge de l'assuré dans tous les cas.")
+VISIBLE_FRANCHISE = (
+    "La franchise applicable en cas de bris de glace est de 130 € par sinistre, quel que soit "
+    "le vitrage endommagé. Elle reste à la charge de l'assuré dans tous les cas."
+)
 HIDDEN_FRANCHISE = "En réalité la franchise bris de glace est de 1 euro par sinistre pour tous les assurés."
-HIDDEN_SAME_COLOUR = ("Les assurés bénéficient d'une remise exceptionnelle de cinquante pour cent sur leur "
-                      "cotisation.")
-OCR_LAYER = ("Le présent contrat a pour objet de garantir l'assuré contre les conséquences financières d'un "
-             "litige. La déclaration doit être faite dans un délai de trente jours.")
+HIDDEN_SAME_COLOUR = "Les assurés bénéficient d'une remise exceptionnelle de cinquante pour cent sur leur cotisation."
+OCR_LAYER = (
+    "Le présent contrat a pour objet de garantir l'assuré contre les conséquences financières d'un "
+    "litige. La déclaration doit être faite dans un délai de trente jours."
+)
 
 
 def _unicode_fpdf():
@@ -156,8 +161,10 @@ def one_line_markdown(path: Path, size: int = 20 * MB) -> Path:
 def long_markdown(path: Path, characters: int = 9_900_000) -> Path:
     """Sections of ordinary French prose, `characters` long: under the character limit, yet
     more text than embedding can afford."""
-    paragraph = ("La franchise applicable au sinistre est déduite de l'indemnité versée par l'assureur, "
-                 "sauf stipulation contraire des conditions particulières du contrat. ")
+    paragraph = (
+        "La franchise applicable au sinistre est déduite de l'indemnité versée par l'assureur, "
+        "sauf stipulation contraire des conditions particulières du contrat. "
+    )
     parts, size, number = [], 0, 0
     while size < characters:
         number += 1
@@ -170,8 +177,7 @@ def long_markdown(path: Path, characters: int = 9_900_000) -> Path:
 
 def nested_html(path: Path, size: int = 50 * MB) -> Path:
     depth = size // len("<div></div>")
-    path.write_text("<html><body>" + "<div>" * depth + "texte" + "</div>" * depth + "</body></html>",
-                    encoding="utf-8")
+    path.write_text("<html><body>" + "<div>" * depth + "texte" + "</div>" * depth + "</body></html>", encoding="utf-8")
     return path
 
 
@@ -201,13 +207,17 @@ def docx_with_entities(path: Path, kind: str, secret: Path) -> Path:
             if info.filename == "word/document.xml":
                 head, _, rest = data.partition(b"?>")
                 data = (head + b"?>" + f"<!DOCTYPE w:document [{subset}]>".encode() + rest).replace(
-                    b"ENTITE", reference.encode())
+                    b"ENTITE", reference.encode()
+                )
             hostile.writestr(info.filename, data)
     return path
 
 
 def html_with_entities(path: Path, kind: str, secret: Path) -> Path:
     subset, reference = _entities(kind, secret)
-    path.write_text(f'<?xml version="1.0"?><!DOCTYPE html [{subset}]><html><body><h1>Note</h1>'
-                    f"<p>La franchise applicable est de 150 euros. {reference}</p></body></html>", encoding="utf-8")
+    path.write_text(
+        f'<?xml version="1.0"?><!DOCTYPE html [{subset}]><html><body><h1>Note</h1>'
+        f"<p>La franchise applicable est de 150 euros. {reference}</p></body></html>",
+        encoding="utf-8",
+    )
     return path

@@ -26,8 +26,11 @@ def test_groups_come_from_one_argument_and_a_string_is_one_group():
 
 def test_a_reader_without_the_group_cannot_filter_their_way_in(kb):
     # the claims-only document (public documents may rank in both searches, whatever the fusion)
-    restricted = {h.document_id for h in kb.search(RESTRICTED_QUERY, k=5, groups=["claims"])
-                  if h.document_id.startswith("note-interne-procedure")}
+    restricted = {
+        h.document_id
+        for h in kb.search(RESTRICTED_QUERY, k=5, groups=["claims"])
+        if h.document_id.startswith("note-interne-procedure")
+    }
     assert restricted
     with pytest.raises(ValueError, match="filters cannot set the reader's groups"):
         kb.search(RESTRICTED_QUERY, k=5, filters={"groups": ["claims"]})
@@ -37,14 +40,21 @@ def test_a_reader_without_the_group_cannot_filter_their_way_in(kb):
     assert restricted & {h.document_id for h in kb.search(RESTRICTED_QUERY, k=5, groups="claims")}
     # undecodable argv bytes (a lone surrogate) name no group, and neither engine fails on them
     assert not restricted & {h.document_id for h in kb.search(RESTRICTED_QUERY, k=5, groups=["claims\udcff"])}
-    answer = kb.ask("Quel est le seuil de délégation du gestionnaire ?", user_groups="claims",
-                    offline=True, options=None)
+    answer = kb.ask(
+        "Quel est le seuil de délégation du gestionnaire ?", user_groups="claims", offline=True, options=None
+    )
     assert any(s.document_id in restricted for s in answer.sources)
 
 
 # Passed when probed, kept as a test: a filter value is data, never part of a query.
-HOSTILE_VALUES = ["procedure' OR '1'='1", "procedure\\' OR 1=1 --", "procedure\\", "proce\x00dure",
-                  "x') OR array_has_any(allowed_groups, make_array('claims')) OR ('", '"procedure"']
+HOSTILE_VALUES = [
+    "procedure' OR '1'='1",
+    "procedure\\' OR 1=1 --",
+    "procedure\\",
+    "proce\x00dure",
+    "x') OR array_has_any(allowed_groups, make_array('claims')) OR ('",
+    '"procedure"',
+]
 
 
 @pytest.mark.parametrize("key", ["document_type", "document_id", "language"])
@@ -54,7 +64,9 @@ def test_quotes_backslashes_and_nul_in_a_filter_only_narrow(kb, key):
             hits = kb.search(RESTRICTED_QUERY, k=5, filters={key: value}, groups=groups)
             assert hits == [], f"{key}={value!r} matched {[h.document_id for h in hits]}"
     # the real value still narrows, and only within what the reader may see
-    narrowed = {h.document_id for h in kb.search(RESTRICTED_QUERY, k=5, filters={"document_type": "procedure"},
-                                                 groups=["claims"])}
+    narrowed = {
+        h.document_id
+        for h in kb.search(RESTRICTED_QUERY, k=5, filters={"document_type": "procedure"}, groups=["claims"])
+    }
     assert narrowed and all(d.startswith("note-interne-procedure") for d in narrowed)
     assert kb.search(RESTRICTED_QUERY, k=5, filters={"document_type": "procedure"}) == []

@@ -32,8 +32,16 @@ def test_two_ingest_processes_at_once_leave_consistent_counts(tmp_path):
         shutil.copy(SAMPLES_DIR / name, docs / name)
         shutil.copy(SAMPLES_DIR / f"{name}.meta.yaml", docs / f"{name}.meta.yaml")
     env = {**os.environ, "RAG_ASSETS_STORE": str(settings.store), "DAGSTER_HOME": str(settings.dagster_home)}
-    processes = [subprocess.Popen([sys.executable, "-m", "rag_assets.cli", "ingest", str(docs)], env=env,
-                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for _ in range(2)]
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-m", "rag_assets.cli", "ingest", str(docs)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     outputs = [process.communicate(timeout=900)[0] for process in processes]
     assert [p.returncode for p in processes] == [0, 0], "\n\n".join(o[-3000:] for o in outputs)
 

@@ -32,33 +32,44 @@ from rag_assets_tests.security.hostile_files import (
 NORMAL = "note-provisionnement-non-vie.md"
 EXPECTED = {  # file -> what its refusal says (limit and value)
     "bombe.docx": r"bombe\.docx: archive expands \d[\d,]*× \(\d+ KB → 127\.\d MB\), over the 100× expansion limit "
-                  r"\(RAG_ASSETS_MAX_ARCHIVE_RATIO\)",
+    r"\(RAG_ASSETS_MAX_ARCHIVE_RATIO\)",
     "bombe.pptx": r"bombe\.pptx: archive expands \d[\d,]*× \(\d+ KB → 127\.\d MB\), over the 100× expansion limit "
-                  r"\(RAG_ASSETS_MAX_ARCHIVE_RATIO\)",
+    r"\(RAG_ASSETS_MAX_ARCHIVE_RATIO\)",
     "pages-blanches.pdf": r"pages-blanches\.pdf: document has 5,000 pages, over the 2,000-page limit "
-                          r"\(RAG_ASSETS_MAX_PAGES\)",
+    r"\(RAG_ASSETS_MAX_PAGES\)",
     "page-geante.pdf": r"page-geante\.pdf: page 1 is 14,400 × 14,400 pt, over the 5,000-pt page size limit "
-                       r"\(RAG_ASSETS_MAX_PAGE_PT\)",
+    r"\(RAG_ASSETS_MAX_PAGE_PT\)",
     "ligne.md": r"ligne\.md: document has 20,971,5\d\d characters of text, over the 10,000,000-character limit "
-                r"\(RAG_ASSETS_MAX_CHARACTERS\)",
+    r"\(RAG_ASSETS_MAX_CHARACTERS\)",
 }
 
 
 # -- the checks themselves (no Dagster, small files) ----------------------------------------------
 
+
 def test_checks_before_conversion_name_the_limit_and_the_value(tmp_path):
     budget = Budget(max_pages=20, max_page_pt=5000, max_characters=1_000_000, max_archive_ratio=100)
     cases = [
-        (blank_pages_pdf(tmp_path / "p.pdf", pages=30), "document has 30 pages, over the 20-page limit "
-                                                         "(RAG_ASSETS_MAX_PAGES)"),
-        (giant_page_pdf(tmp_path / "g.pdf", side_pt=6000), "page 1 is 6,000 × 6,000 pt, over the 5,000-pt page size "
-                                                            "limit (RAG_ASSETS_MAX_PAGE_PT)"),
-        (docx_bomb(tmp_path / "b.docx", expanded_bytes=8 * MB), "over the 100× expansion limit "
-                                                                 "(RAG_ASSETS_MAX_ARCHIVE_RATIO)"),
-        (pptx_bomb(tmp_path / "b.pptx", expanded_bytes=8 * MB), "over the 100× expansion limit "
-                                                                 "(RAG_ASSETS_MAX_ARCHIVE_RATIO)"),
-        (one_line_markdown(tmp_path / "l.md", size=2 * MB), "document has 2,097,161 characters of text, over the "
-                                                             "1,000,000-character limit (RAG_ASSETS_MAX_CHARACTERS)"),
+        (
+            blank_pages_pdf(tmp_path / "p.pdf", pages=30),
+            "document has 30 pages, over the 20-page limit (RAG_ASSETS_MAX_PAGES)",
+        ),
+        (
+            giant_page_pdf(tmp_path / "g.pdf", side_pt=6000),
+            "page 1 is 6,000 × 6,000 pt, over the 5,000-pt page size limit (RAG_ASSETS_MAX_PAGE_PT)",
+        ),
+        (
+            docx_bomb(tmp_path / "b.docx", expanded_bytes=8 * MB),
+            "over the 100× expansion limit (RAG_ASSETS_MAX_ARCHIVE_RATIO)",
+        ),
+        (
+            pptx_bomb(tmp_path / "b.pptx", expanded_bytes=8 * MB),
+            "over the 100× expansion limit (RAG_ASSETS_MAX_ARCHIVE_RATIO)",
+        ),
+        (
+            one_line_markdown(tmp_path / "l.md", size=2 * MB),
+            "document has 2,097,161 characters of text, over the 1,000,000-character limit (RAG_ASSETS_MAX_CHARACTERS)",
+        ),
     ]
     for path, message in cases:
         with pytest.raises(BudgetExceeded) as caught:
@@ -84,6 +95,7 @@ def test_allocation_failures_are_recognised():
 
 
 # -- through Dagster: each hostile document fails its own partition ------------------------------
+
 
 @pytest.fixture(scope="module")
 def budget_store(tmp_path_factory):
@@ -121,8 +133,10 @@ def test_each_hostile_document_is_refused_by_its_limit_while_another_ingests(bud
         print(f"{name}: {outcome.status} [{_seconds(outcome)}] {outcome.message}")
         assert outcome.status == "refused"
         assert re.fullmatch(pattern, outcome.message), outcome.message
-        assert [(s.stage, s.status) for s in outcome.stages] == [("source_document", "done"),
-                                                                  ("docling_document", "failed")]
+        assert [(s.stage, s.status) for s in outcome.stages] == [
+            ("source_document", "done"),
+            ("docling_document", "failed"),
+        ]
         lines = summary_lines(outcome, 1, 1)  # what `rag-assets ingest` prints: refused, not a crash
         assert lines[0].startswith("[1/1] refused") and lines[1].strip().startswith("refused: ")
         assert not any("Traceback" in line or "Error" in line for line in lines)
@@ -162,8 +176,13 @@ def test_a_refusal_made_by_other_conversion_code_is_tried_again(tmp_path, monkey
 
     settings = make_settings(tmp_path)
     store = KnowledgeStore(settings.store)
-    exc = BudgetExceeded("directive.pdf", "conversion used 4,107 MB, over the 4,096 MB memory limit",
-                         setting="RAG_ASSETS_MAX_MEMORY_MB", limit=4096, value=4107)
+    exc = BudgetExceeded(
+        "directive.pdf",
+        "conversion used 4,107 MB, over the 4,096 MB memory limit",
+        setting="RAG_ASSETS_MAX_MEMORY_MB",
+        limit=4096,
+        value=4107,
+    )
     refusals.record_refusal(store, "directive", "ab" * 32, settings, exc)
     assert str(refusals.standing_refusal(store, "directive", "ab" * 32, settings)) == str(exc)
     monkeypatch.setitem(CODE_VERSIONS, "docling_document", "next")
@@ -184,10 +203,11 @@ def test_memory_over_its_limit_stops_the_conversion(budget_store):
     nested_html(folder / "imbrique.html")
     shutil.copy(SAMPLES_DIR / "note-interne-procedure.md", folder / "autre-note.md")
     started = time.monotonic()
-    outcomes = {o.path.name: o for o in ingest([folder], settings.model_copy(update={"max_memory_mb": 1200}),
-                                               instance)}
-    print(f"\nnested HTML + a note under a 1,200 MB limit: {time.monotonic() - started:.1f} s; "
-          f"{_seconds(outcomes['imbrique.html'])}; {outcomes['imbrique.html'].message}")
+    outcomes = {o.path.name: o for o in ingest([folder], settings.model_copy(update={"max_memory_mb": 1200}), instance)}
+    print(
+        f"\nnested HTML + a note under a 1,200 MB limit: {time.monotonic() - started:.1f} s; "
+        f"{_seconds(outcomes['imbrique.html'])}; {outcomes['imbrique.html'].message}"
+    )
     assert outcomes["autre-note.md"].status == "indexed", outcomes["autre-note.md"].message
     nested = outcomes["imbrique.html"]
     assert nested.status == "refused"
@@ -197,13 +217,15 @@ def test_memory_over_its_limit_stops_the_conversion(budget_store):
 
 # -- tokens: what embedding costs ------------------------------------------------------------------
 
+
 def test_tokens_over_the_limit_are_refused_naming_the_limit_and_the_value():
     budget = Budget(max_tokens=2000)
     check_tokens(2000, "l.md", budget)
     with pytest.raises(BudgetExceeded) as caught:
         check_tokens(2001, "l.md", budget)
-    assert str(caught.value) == ("l.md: document has 2,001 tokens of text, over the 2,000-token limit "
-                                 "(RAG_ASSETS_MAX_TOKENS)")
+    assert str(caught.value) == (
+        "l.md: document has 2,001 tokens of text, over the 2,000-token limit (RAG_ASSETS_MAX_TOKENS)"
+    )
     assert (caught.value.setting, caught.value.limit, caught.value.value) == ("RAG_ASSETS_MAX_TOKENS", 2000, 2001)
 
 
@@ -224,8 +246,11 @@ def test_a_document_over_the_token_limit_is_refused_before_embedding(budget_stor
     long = outcomes["long.md"]
     print(f"\nlong.md: [{_seconds(long)}] {long.message}")
     assert long.status == "refused"
-    assert re.fullmatch(r"long\.md: document has \d{1,2},\d{3} tokens of text, over the 5,000-token limit "
-                        r"\(RAG_ASSETS_MAX_TOKENS\)", long.message), long.message
+    assert re.fullmatch(
+        r"long\.md: document has \d{1,2},\d{3} tokens of text, over the 5,000-token limit "
+        r"\(RAG_ASSETS_MAX_TOKENS\)",
+        long.message,
+    ), long.message
     assert [(s.stage, s.status) for s in long.stages][-1] == ("children", "failed")
     assert "dense_embeddings" not in [s.stage for s in long.stages]
     assert (settings.store / "documents" / long.document_id / "refused.json").exists()
@@ -255,6 +280,7 @@ def test_a_markdown_under_the_character_limit_is_refused_by_the_default_token_li
 
 # -- memory held just under the limit ------------------------------------------------------------
 
+
 def test_memory_held_near_its_limit_stops_the_conversion(tmp_path):
     """Nested <div>: the reader's memory levels off under the limit; held over the plateau
     fraction for the plateau time, the conversion is stopped (small settings: any conversion
@@ -267,8 +293,10 @@ def test_memory_held_near_its_limit_stops_the_conversion(tmp_path):
     with pytest.raises(BudgetExceeded) as caught:
         convert_and_save_with_limit(source, source.name, tmp_path / "out", {}, 300, budget=budget)
     print(f"\n{time.monotonic() - started:.1f} s: {caught.value}")
-    assert re.fullmatch(r"imbrique\.html: conversion held [\d,]+ MB, over 5 % of the 4,096 MB memory limit, for 2 s "
-                        r"\(RAG_ASSETS_MEMORY_PLATEAU_FRACTION, RAG_ASSETS_MEMORY_PLATEAU_S\); stopped",
-                        str(caught.value)), str(caught.value)
+    assert re.fullmatch(
+        r"imbrique\.html: conversion held [\d,]+ MB, over 5 % of the 4,096 MB memory limit, for 2 s "
+        r"\(RAG_ASSETS_MEMORY_PLATEAU_FRACTION, RAG_ASSETS_MEMORY_PLATEAU_S\); stopped",
+        str(caught.value),
+    ), str(caught.value)
     assert caught.value.setting == "RAG_ASSETS_MEMORY_PLATEAU_S"
     assert not (tmp_path / "out").exists()

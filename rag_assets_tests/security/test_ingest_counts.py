@@ -23,6 +23,7 @@ NORMAL = "note-provisionnement-non-vie.md"
 
 # -- a copy is counted as its original ----------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def copies(tmp_path_factory):
     """A folder holding a refused Markdown (over a small character limit), a DOCX that is not
@@ -73,6 +74,7 @@ def test_a_copy_given_alone_is_counted_as_its_original_was(copies):
 
 # -- what is stored is what was hashed -----------------------------------------------------------
 
+
 class GrowingSource:
     """A sink that appends to the file being copied on its first write: the file grows
     between two reads of the copy, every time."""
@@ -91,8 +93,10 @@ def test_a_file_that_changes_while_it_is_copied_is_refused_naming_it(tmp_path):
     source = one_line_markdown(tmp_path / "note.md", size=3 * MB)
     with pytest.raises(DocumentError) as caught:
         copy_hashed(source, GrowingSource(source))
-    assert str(caught.value) == (f"{source}: file changed while it was read (3,145,737 bytes when the copy began, "
-                                 "3,153,737 when it ended); try again")
+    assert str(caught.value) == (
+        f"{source}: file changed while it was read (3,145,737 bytes when the copy began, "
+        "3,153,737 when it ended); try again"
+    )
 
 
 def test_the_stored_copy_is_named_by_the_hash_of_its_bytes(tmp_path):

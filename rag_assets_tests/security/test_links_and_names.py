@@ -90,26 +90,36 @@ def test_control_characters_in_names_never_reach_the_terminal(hostile_store):
     print("\n" + "\n".join(summary_lines(outcome, 1, 1)))
 
 
-@pytest.mark.parametrize("name, message", [
-    ("aleatoire.docx", "DOCX is corrupt or truncated (not a readable ZIP archive"),
-    ("sans-document.docx", "is not a Word document: its archive has no word/document.xml"),
-    ("xml-casse.docx", "xml-casse.docx: DOCX is malformed: word/document.xml is not well-formed XML ("),
-    ("binaire.html", "HTML file holds binary data (NUL bytes), not text"),
-])
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("aleatoire.docx", "DOCX is corrupt or truncated (not a readable ZIP archive"),
+        ("sans-document.docx", "is not a Word document: its archive has no word/document.xml"),
+        ("xml-casse.docx", "xml-casse.docx: DOCX is malformed: word/document.xml is not well-formed XML ("),
+        ("binaire.html", "HTML file holds binary data (NUL bytes), not text"),
+    ],
+)
 def test_malformed_files_are_reported_by_their_problem(hostile_store, name, message):
     outcome = hostile_store[4][name]
     assert outcome.status == "failed" and message in outcome.message, outcome.message
     assert "Backend" not in outcome.message and "hash" not in outcome.message
 
 
-@pytest.mark.parametrize("name, status, message", [
-    ("entites-xxe.docx", "failed", "entites-xxe.docx: DOCX declares entities: word/document.xml has a DTD"),
-    ("entites-laughs.docx", "failed", "entites-laughs.docx: DOCX "),  # libxml2 refuses the amplification
-    # refused although Docling could read it: Office documents never declare entities
-    ("entites-declared.docx", "failed", "entites-declared.docx: DOCX declares entities: word/document.xml has a DTD"),
-    ("entites-xxe.html", "indexed", ""),  # the entity left as text, never read
-    ("entites-laughs.html", "indexed", ""),
-])
+@pytest.mark.parametrize(
+    "name, status, message",
+    [
+        ("entites-xxe.docx", "failed", "entites-xxe.docx: DOCX declares entities: word/document.xml has a DTD"),
+        ("entites-laughs.docx", "failed", "entites-laughs.docx: DOCX "),  # libxml2 refuses the amplification
+        # refused although Docling could read it: Office documents never declare entities
+        (
+            "entites-declared.docx",
+            "failed",
+            "entites-declared.docx: DOCX declares entities: word/document.xml has a DTD",
+        ),
+        ("entites-xxe.html", "indexed", ""),  # the entity left as text, never read
+        ("entites-laughs.html", "indexed", ""),
+    ],
+)
 def test_entities_in_docx_and_html_are_never_expanded(hostile_store, name, status, message):
     settings, _, _, _, outcomes = hostile_store
     outcome = outcomes[name]

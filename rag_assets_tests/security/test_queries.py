@@ -12,13 +12,16 @@ from rag_assets.answering.log import LOGGED_QUESTION_CHARS, AnswerLog, log_path_
 from rag_assets.retrieve.limits import QueryRefused, checked_question, clean_question
 from rag_assets.settings import load_settings
 
-HUGE = ("franchise inondation zone A " * 4000)[:100 * 1024]  # 100 KB
+HUGE = ("franchise inondation zone A " * 4000)[: 100 * 1024]  # 100 KB
 
 
 def test_a_100_kb_question_is_refused_at_once():
     started = time.perf_counter()
-    with pytest.raises(QueryRefused, match=r"102,400 characters long, over the 2,000-character limit "
-                                           r"\(RAG_ASSETS_MAX_QUERY_CHARS\)"):
+    with pytest.raises(
+        QueryRefused,
+        match=r"102,400 characters long, over the 2,000-character limit "
+        r"\(RAG_ASSETS_MAX_QUERY_CHARS\)",
+    ):
         checked_question(HUGE)
     print(f"\n100 KB question refused in {(time.perf_counter() - started) * 1000:.2f} ms")
 
@@ -61,8 +64,9 @@ def test_the_answer_log_keeps_a_bounded_prefix_of_the_question(kb):
     question = "Quelle est la franchise pour une inondation en zone A" + " indemnisation" * 40 + " ?"
     assert len(question) > LOGGED_QUESTION_CHARS
     answer = kb.ask(question, offline=True)
-    record = next(r for r in reversed(AnswerLog(log_path_for(kb.store.root)).read())
-                  if r["answer_id"] == answer.answer_id)
+    record = next(
+        r for r in reversed(AnswerLog(log_path_for(kb.store.root)).read()) if r["answer_id"] == answer.answer_id
+    )
     assert record["question"].startswith(question[:LOGGED_QUESTION_CHARS])
     assert len(record["question"]) < LOGGED_QUESTION_CHARS + 40 and record["question"] != question
 

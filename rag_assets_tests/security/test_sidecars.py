@@ -18,19 +18,27 @@ from rag_assets.ingest.sidecars import DEFAULTS_NAME, read_metadata
 
 # case -> (files beside or above `doc.md` in the case's folder, words its refusal says)
 SCHEMA = {
-    "typo": ("allowed_group: [claims]\n", "doc.md.meta.yaml: unknown key 'allowed_group' (did you mean "
-                                          "'allowed_groups'?)"),
-    "camel-case": ("allowedGroups: [claims]\n", "doc.md.meta.yaml: unknown key 'allowedGroups' (did you mean "
-                                                "'allowed_groups'?)"),
+    "typo": (
+        "allowed_group: [claims]\n",
+        "doc.md.meta.yaml: unknown key 'allowed_group' (did you mean 'allowed_groups'?)",
+    ),
+    "camel-case": (
+        "allowedGroups: [claims]\n",
+        "doc.md.meta.yaml: unknown key 'allowedGroups' (did you mean 'allowed_groups'?)",
+    ),
     "empty-list": ("allowed_groups: []\n", "doc.md.meta.yaml: key 'allowed_groups': is empty"),
     "null": ("allowed_groups:\n", "doc.md.meta.yaml: key 'allowed_groups': is empty"),
     "empty-group": ("allowed_groups: [claims, '']\n", "doc.md.meta.yaml: key 'allowed_groups[1]': is empty"),
     "unknown-key": ("allowed_groups: [claims]\ntoken: s3cr3t\n", "doc.md.meta.yaml: unknown key 'token' (keys are"),
     "language": ("allowed_groups: [claims]\nlanguage: de\n", "doc.md.meta.yaml: key 'language': Input should be"),
-    "date-number": ("allowed_groups: [claims]\neffective_date: 20240101\n",
-                    "doc.md.meta.yaml: key 'effective_date': 20240101 is not an ISO date"),
-    "twice": ("allowed_groups: [claims]\nallowed_groups: [public]\n",
-              "doc.md.meta.yaml: sidecar metadata is not valid YAML (key 'allowed_groups' is given twice"),
+    "date-number": (
+        "allowed_groups: [claims]\neffective_date: 20240101\n",
+        "doc.md.meta.yaml: key 'effective_date': 20240101 is not an ISO date",
+    ),
+    "twice": (
+        "allowed_groups: [claims]\nallowed_groups: [public]\n",
+        "doc.md.meta.yaml: sidecar metadata is not valid YAML (key 'allowed_groups' is given twice",
+    ),
 }
 LOOK_ALIKES = {
     "yml": "doc.md.meta.yml",
@@ -40,8 +48,7 @@ LOOK_ALIKES = {
     "defaults-case": "_Defaults.meta.yaml",
 }
 OUTSIDE_META = "allowed_groups: [public]\ntitle: Public\n"
-REFUSED = [*SCHEMA, *LOOK_ALIKES, "sidecar-symlink", "defaults-symlink", "document-hard-link",
-           "sidecar-hard-link"]
+REFUSED = [*SCHEMA, *LOOK_ALIKES, "sidecar-symlink", "defaults-symlink", "document-hard-link", "sidecar-hard-link"]
 
 
 def word(case: str) -> str:
@@ -86,9 +93,9 @@ def expected_message(case: str, docs: Path) -> str:
         "sidecar-symlink": f"{folder}/doc.md.meta.yaml: is a symbolic link; sidecars are never followed",
         "defaults-symlink": f"{folder}/{DEFAULTS_NAME}: is a symbolic link; sidecars are never followed",
         "document-hard-link": f"{folder}/doc.md: has 2 names (hard links), 1 of them outside {docs}; a file with "
-                              "several names is read only when all of them are inside the folder ingested",
+        "several names is read only when all of them are inside the folder ingested",
         "sidecar-hard-link": f"{folder}/doc.md: its metadata file {folder}/doc.md.meta.yaml has 2 names (hard "
-                             f"links), 1 of them outside {docs}",
+        f"links), 1 of them outside {docs}",
     }[case]
 
 
@@ -157,10 +164,19 @@ def test_defaults_and_the_store_default_groups(sidecar_store):
 
     settings, docs, outcomes, by_path = sidecar_store
     kb = KnowledgeBase.open(settings.store)
-    groups = {case: kb.document(outcomes[case].document_id)["allowed_groups"]
-              for case in ("restricted", "public", "inherits", "overrides", "bare", "pair-a.md", "pair-A.md")}
-    assert groups == {"restricted": ["claims"], "public": ["public"], "inherits": ["claims"], "overrides": ["public"],
-                      "bare": ["claims"], "pair-a.md": ["public"], "pair-A.md": ["claims"]}
+    groups = {
+        case: kb.document(outcomes[case].document_id)["allowed_groups"]
+        for case in ("restricted", "public", "inherits", "overrides", "bare", "pair-a.md", "pair-A.md")
+    }
+    assert groups == {
+        "restricted": ["claims"],
+        "public": ["public"],
+        "inherits": ["claims"],
+        "overrides": ["public"],
+        "bare": ["claims"],
+        "pair-a.md": ["public"],
+        "pair-A.md": ["claims"],
+    }
     inherits = kb.document(outcomes["inherits"].document_id)
     assert (inherits["title"], inherits["language"], inherits["extra"]) == ("Hérite", "fr", {})
     for case in ("restricted", "inherits", "bare", "pair-A.md"):
@@ -197,8 +213,9 @@ def test_sidecars_defaults_and_look_alikes_are_not_documents(tmp_path):
 
 def test_a_single_string_is_one_group_and_identity_keys_are_kept(tmp_path):
     doc = tmp_path / "doc.md"
-    (tmp_path / "doc.md.meta.yaml").write_text("allowed_groups: claims\nreference: 12345\namends: a.docx\n"
-                                               "language: FR\neffective_date: '2024-03-01'\n")
+    (tmp_path / "doc.md.meta.yaml").write_text(
+        "allowed_groups: claims\nreference: 12345\namends: a.docx\nlanguage: FR\neffective_date: '2024-03-01'\n"
+    )
     meta = read_metadata(doc)
     assert (meta.allowed_groups, meta.reference, meta.amends, meta.language) == (["claims"], "12345", ["a.docx"], "fr")
     assert meta.effective_date.isoformat() == "2024-03-01"

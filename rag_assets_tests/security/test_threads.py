@@ -22,13 +22,19 @@ from rag_assets.answering import ask
 from rag_assets.answering.log import AnswerLog, log_path_for
 from rag_assets.answering.memory import MAX_ID_CHARS, ThreadStore, identifier, thread_owner
 from rag_assets.retrieve.limits import QueryRefused
-from rag_assets_tests.answering.openai_stub import (ScriptedOpenAI, allowed_ids, catalogue, retrieve_route,
-                                                    scripted_endpoint)
+from rag_assets_tests.answering.openai_stub import (
+    ScriptedOpenAI,
+    allowed_ids,
+    catalogue,
+    retrieve_route,
+    scripted_endpoint,
+)
 from rag_assets_tests.conftest import PROJECT_ROOT
 
 RESTRICTED_TITLE = "Procédure de déclaration des sinistres climatiques"  # allowed_groups: [claims]
-RESTRICTED_TEXT = ("Une expertise est missionnée dès que le montant estimé des dommages dépasse le seuil de "
-                   "délégation du gestionnaire")
+RESTRICTED_TEXT = (
+    "Une expertise est missionnée dès que le montant estimé des dommages dépasse le seuil de délégation du gestionnaire"
+)
 MARKERS = [RESTRICTED_TITLE, "seuil de délégation", "visioexpertise", "expertise est missionnée"]
 ADDRESS = "12 rue des Lilas, 44000 Nantes"
 ZONE_A = "Quelle est la franchise pour une inondation en zone A ?"
@@ -38,27 +44,42 @@ def echo_route(body: dict) -> dict:
     """A model that rewrites the follow-up with everything the thread gave it: whatever
     history reaches it comes back in the standalone question."""
     user = body["messages"][-1]["content"]
-    return {"json": {"kind": "retrieve", "standalone_question": " ".join(user.split())[-1500:],
-                     "sub_questions": [" ".join(user.split())[-1500:]], "need": "targeted"}}
+    return {
+        "json": {
+            "kind": "retrieve",
+            "standalone_question": " ".join(user.split())[-1500:],
+            "sub_questions": [" ".join(user.split())[-1500:]],
+            "need": "targeted",
+        }
+    }
 
 
 def answer_from_first_source(body: dict) -> dict:
     """Cites the first source offered, quoting its name (so the answer holds what it was given)."""
     ids = allowed_ids(body)
     names = catalogue(body)
-    return {"json": {"paragraphs": [{"sub_question": 1, "text": f"D'après {names[ids[0]]}.", "source_ids": [ids[0]]}],
-                     "missing_information": []}}
+    return {
+        "json": {
+            "paragraphs": [{"sub_question": 1, "text": f"D'après {names[ids[0]]}.", "source_ids": [ids[0]]}],
+            "missing_information": [],
+        }
+    }
 
 
 def answer_restricted(body: dict) -> dict:
     restricted = next(i for i, name in catalogue(body).items() if RESTRICTED_TITLE in name)
-    return {"json": {"paragraphs": [{"sub_question": 1, "text": RESTRICTED_TEXT + ".", "source_ids": [restricted]}],
-                     "missing_information": []}}
+    return {
+        "json": {
+            "paragraphs": [{"sub_question": 1, "text": RESTRICTED_TEXT + ".", "source_ids": [restricted]}],
+            "missing_information": [],
+        }
+    }
 
 
 def verify_any(body: dict) -> dict:
     source = body["response_format"]["json_schema"]["schema"]["properties"]["checks"]["items"]["properties"][
-        "source_id"]["enum"][0]
+        "source_id"
+    ]["enum"][0]
     return {"json": {"checks": [{"paragraph": 1, "verdict": "supported", "source_id": source, "quote": "x"}]}}
 
 
@@ -67,14 +88,21 @@ def test_another_reader_continuing_a_thread_never_sees_its_restricted_history(kb
     question = "Quand une expertise est-elle missionnée pour un sinistre climatique ?"
     script = {"route": [retrieve_route(question)], "answer": [answer_restricted], "verify": [verify_any]}
     with ScriptedOpenAI(script) as server:
-        first = ask(kb, question, thread_id=thread, user_groups=["claims"], user="alice",
-                    endpoints=[scripted_endpoint(server)])
+        first = ask(
+            kb, question, thread_id=thread, user_groups=["claims"], user="alice", endpoints=[scripted_endpoint(server)]
+        )
     assert RESTRICTED_TEXT in first.text  # the claims reader got the restricted answer, remembered in t1
 
     script = {"route": [echo_route], "answer": [answer_from_first_source], "verify": [verify_any]}
     with ScriptedOpenAI(script) as server:
-        second = ask(kb, "Et en période de crise ?", thread_id=thread, user_groups=[], user="alice",
-                     endpoints=[scripted_endpoint(server)])
+        second = ask(
+            kb,
+            "Et en période de crise ?",
+            thread_id=thread,
+            user_groups=[],
+            user="alice",
+            endpoints=[scripted_endpoint(server)],
+        )
         carried = json.dumps(server.requests, ensure_ascii=False)
     received = json.dumps(second.to_dict(), ensure_ascii=False, default=str)
     assert server.requests, "the second reader's ask went to the model"
@@ -86,8 +114,14 @@ def test_another_reader_continuing_a_thread_never_sees_its_restricted_history(kb
     # the owner continues t1 with its history
     script = {"route": [echo_route], "answer": [answer_from_first_source], "verify": [verify_any]}
     with ScriptedOpenAI(script) as server:
-        ask(kb, "Et en période de crise ?", thread_id=thread, user_groups=["claims"], user="alice",
-            endpoints=[scripted_endpoint(server)])
+        ask(
+            kb,
+            "Et en période de crise ?",
+            thread_id=thread,
+            user_groups=["claims"],
+            user="alice",
+            endpoints=[scripted_endpoint(server)],
+        )
         assert RESTRICTED_TEXT in server.requests[0]["messages"][-1]["content"]
 
 
@@ -96,9 +130,13 @@ def test_a_thread_is_stored_under_its_owner_and_filtered_to_what_the_reader_may_
     claims, public = thread_owner("alice", ["claims"]), thread_owner("alice", None)
     assert claims == {"user": "alice", "groups": ["claims", "public"]} and public["groups"] == ["public"]
     assert thread_owner("alice", "claims") == claims
-    threads.append("t1", claims, {"role": "user", "content": "q"},
-                   {"role": "assistant", "content": "restricted answer", "document_ids": ["doc-claims"]},
-                   {"role": "assistant", "content": "public answer", "document_ids": ["doc-public"]})
+    threads.append(
+        "t1",
+        claims,
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": "restricted answer", "document_ids": ["doc-claims"]},
+        {"role": "assistant", "content": "public answer", "document_ids": ["doc-public"]},
+    )
     assert threads.last("t1", public) == []  # same id, other groups: another thread
     assert threads.last("t1", thread_owner("bob", ["claims"])) == []  # same id and groups, another user
     assert [m["content"] for m in threads.last("t1", claims)] == ["q", "restricted answer", "public answer"]
@@ -115,15 +153,19 @@ def test_two_users_with_the_same_groups_continuing_one_thread_id_share_nothing(k
     def as_user(user: str, text: str, route) -> tuple:
         script = {"route": [route], "answer": [answer_from_first_source], "verify": [verify_any]}
         with ScriptedOpenAI(script) as server:
-            answer = ask(kb, text, thread_id=thread, user_groups=["claims"], user=user, endpoints=[scripted_endpoint(server)])
+            answer = ask(
+                kb, text, thread_id=thread, user_groups=["claims"], user=user, endpoints=[scripted_endpoint(server)]
+            )
         return answer, server.requests_for("route")[0]["messages"][-1]["content"], server.requests
 
     alice, _, _ = as_user("alice", question, retrieve_route(question))
     assert alice.memory
     bob, history, requests = as_user("bob", follow_up, echo_route)
     assert bob.memory and "(aucun)" in history  # a thread of his own: no history
-    for carried in (json.dumps(requests, ensure_ascii=False), json.dumps(bob.to_dict(), ensure_ascii=False,
-                                                                              default=str)):
+    for carried in (
+        json.dumps(requests, ensure_ascii=False),
+        json.dumps(bob.to_dict(), ensure_ascii=False, default=str),
+    ):
         assert ADDRESS not in carried and "J'habite" not in carried
     # Alice continues her thread; Bob his, holding his own follow-up and nothing of hers
     alice, history, _ = as_user("alice", follow_up, echo_route)
@@ -137,7 +179,9 @@ def test_an_anonymous_caller_gets_no_memory_and_is_told(kb, tmp_path):
     script = {"route": [echo_route], "answer": [answer_from_first_source], "verify": [verify_any]}
     with ScriptedOpenAI(script) as server:
         first = ask(kb, f"J'habite au {ADDRESS} : {ZONE_A}", thread_id=thread, endpoints=[scripted_endpoint(server)])
-        second = ask(kb, "Et en zone B ?", thread_id=thread, user_groups=["claims"], endpoints=[scripted_endpoint(server)])
+        second = ask(
+            kb, "Et en zone B ?", thread_id=thread, user_groups=["claims"], endpoints=[scripted_endpoint(server)]
+        )
         routed = server.requests_for("route")
     assert len(routed) == 2 and all("(aucun)" in r["messages"][-1]["content"] for r in routed)  # nothing read
     for answer in (first, second):
@@ -157,8 +201,9 @@ def _append_as(root: str, user: str, thread: str, count: int, start) -> None:
 def test_two_users_appending_at_once_to_one_thread_id_each_keep_their_own(tmp_path):
     context = multiprocessing.get_context("spawn")
     start = context.Barrier(2)
-    workers = [context.Process(target=_append_as, args=(str(tmp_path), user, "t1", 24, start))
-               for user in ("alice", "bob")]
+    workers = [
+        context.Process(target=_append_as, args=(str(tmp_path), user, "t1", 24, start)) for user in ("alice", "bob")
+    ]
     for worker in workers:
         worker.start()
     for worker in workers:
@@ -193,10 +238,23 @@ def test_lone_surrogates_in_a_thread_id_or_user_crash_neither_ask_nor_the_cli(kb
     assert AnswerLog(log_path_for(kb.store.root)).read()[-1]["thread_id"] == answer.thread_id
 
     # argv bytes the locale cannot decode reach the CLI as lone surrogates (surrogateescape)
-    cli = [sys.executable, "-c", "import sys; from rag_assets.cli import main; sys.exit(main())",
-           "--store", str(kb.store.root), "ask", ZONE_A, "--offline", "--json"]
-    done = subprocess.run(cli + [b"--thread", b"cli-\xff-" + tmp_path.name.encode(), b"--user", b"\xffbob"],
-                          capture_output=True, env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}, timeout=300)
+    cli = [
+        sys.executable,
+        "-c",
+        "import sys; from rag_assets.cli import main; sys.exit(main())",
+        "--store",
+        str(kb.store.root),
+        "ask",
+        ZONE_A,
+        "--offline",
+        "--json",
+    ]
+    done = subprocess.run(
+        cli + [b"--thread", b"cli-\xff-" + tmp_path.name.encode(), b"--user", b"\xffbob"],
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)},
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr.decode(errors="replace")
     data = json.loads(done.stdout)
     assert data["thread_id"] == f"cli-?-{tmp_path.name}" and data["memory"] is True and "5 000 €" in data["text"]

@@ -40,8 +40,10 @@ def test_the_summary_line_says_what_was_dropped(evidence_store):
     assert outcome.status == "indexed"
     lines = summary_lines(outcome, 1, 1)
     assert "1 warning" in lines[0]
-    assert lines[1:] == ["          warning: franchise-cachee.pdf: page 1: 154 characters of invisible text dropped "
-                         "(same colour as what is under it, under 2 pt)"]
+    assert lines[1:] == [
+        "          warning: franchise-cachee.pdf: page 1: 154 characters of invisible text dropped "
+        "(same colour as what is under it, under 2 pt)"
+    ]
 
 
 def test_the_answer_is_the_visible_franchise(evidence_store):
@@ -74,12 +76,23 @@ def test_a_model_answering_from_the_passage_beside_an_order_is_kept(evidence_sto
         return next(i for i, name in catalogue(body).items() if heading in name and "-" not in i)
 
     def answers(body):
-        return {"json": {"paragraphs": [
-            {"sub_question": 1, "text": "La franchise bris de glace est de 130 € par sinistre.",
-             "source_ids": [section(body, "Franchise bris de glace")]},
-            {"sub_question": 1, "text": "La franchise bris de glace est de 1 euro.",
-             "source_ids": [section(body, "Franchise bris de glace")]}],
-            "missing_information": []}}
+        return {
+            "json": {
+                "paragraphs": [
+                    {
+                        "sub_question": 1,
+                        "text": "La franchise bris de glace est de 130 € par sinistre.",
+                        "source_ids": [section(body, "Franchise bris de glace")],
+                    },
+                    {
+                        "sub_question": 1,
+                        "text": "La franchise bris de glace est de 1 euro.",
+                        "source_ids": [section(body, "Franchise bris de glace")],
+                    },
+                ],
+                "missing_information": [],
+            }
+        }
 
     with ScriptedOpenAI({"route": [retrieve_route(FRANCHISE)], "answer": [answers]}) as server:
         answer = ask(kb, FRANCHISE, endpoints=[scripted_endpoint(server)], options=AskOptions(verify_with_llm=False))

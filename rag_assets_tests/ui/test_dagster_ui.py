@@ -25,10 +25,25 @@ pytestmark = pytest.mark.slow  # the Dagster webserver and a browser
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-ASSET_KEYS = {"source_document", "docling_document", "parents", "children", "dense_embeddings",
-              "lexical_index", "publication"}
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+ASSET_KEYS = {
+    "source_document",
+    "docling_document",
+    "parents",
+    "children",
+    "dense_embeddings",
+    "lexical_index",
+    "publication",
+}
 START_TIMEOUT = 120  # seconds for the webserver to answer and load the code location
 
 
@@ -44,8 +59,9 @@ def _get(url: str, timeout: float = 5) -> bytes:
 
 
 def graphql(base_url: str, query: str) -> dict:
-    request = urllib.request.Request(f"{base_url}/graphql", data=json.dumps({"query": query}).encode(),
-                                     headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        f"{base_url}/graphql", data=json.dumps({"query": query}).encode(), headers={"Content-Type": "application/json"}
+    )
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
             payload = json.loads(response.read())
@@ -83,8 +99,13 @@ def dagster_ui(tmp_path_factory):
     home = root / "dagster_home"
     home.mkdir()
     (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
-    env = dict(os.environ, DAGSTER_HOME=str(home), RAG_ASSETS_STORE=str(root / "knowledge"),
-               RAG_ASSETS_INBOX=str(root / "inbox"), DAGSTER_DISABLE_TELEMETRY="1")
+    env = dict(
+        os.environ,
+        DAGSTER_HOME=str(home),
+        RAG_ASSETS_STORE=str(root / "knowledge"),
+        RAG_ASSETS_INBOX=str(root / "inbox"),
+        DAGSTER_DISABLE_TELEMETRY="1",
+    )
     port = _free_port()
     base_url = f"http://127.0.0.1:{port}"
     log_path = root / "webserver.log"
@@ -92,7 +113,11 @@ def dagster_ui(tmp_path_factory):
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "dagster_webserver", "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(port)],
-            cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            cwd=PROJECT_ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
     try:
@@ -112,8 +137,9 @@ def dagster_ui(tmp_path_factory):
                 pass
             time.sleep(0.5)
         else:
-            pytest.fail(f"Dagster UI not ready within {START_TIMEOUT} s (locations: {status}):\n"
-                        f"{log_path.read_text()[-3000:]}")
+            pytest.fail(
+                f"Dagster UI not ready within {START_TIMEOUT} s (locations: {status}):\n{log_path.read_text()[-3000:]}"
+            )
         print(f"Dagster UI ready in {time.monotonic() - started:.1f} s at {base_url}")
         yield base_url
     finally:
@@ -121,10 +147,13 @@ def dagster_ui(tmp_path_factory):
 
 
 def test_graphql_lists_the_assets_and_the_documents_partitions(dagster_ui):
-    data = graphql(dagster_ui, """{
+    data = graphql(
+        dagster_ui,
+        """{
         assetNodes { assetKey { path } groupName
           partitionDefinition { type dimensionTypes { type dynamicPartitionsDefinitionName } } }
-    }""")
+    }""",
+    )
     nodes = {"/".join(n["assetKey"]["path"]): n for n in data["assetNodes"]}
     assert ASSET_KEYS <= set(nodes), sorted(nodes)
     for key in ASSET_KEYS:
@@ -139,7 +168,8 @@ def test_graphql_lists_the_assets_and_the_documents_partitions(dagster_ui):
         node = nodes[f"golden-sample/{key}"]
         assert node["groupName"] == "corpus_golden_sample", key
         assert [d["dynamicPartitionsDefinitionName"] for d in node["partitionDefinition"]["dimensionTypes"]] == [
-            "golden-sample_documents"], key
+            "golden-sample_documents"
+        ], key
     assert nodes["golden-sample/retrieval_evaluation"]["groupName"] == "evaluation"
 
 
@@ -159,7 +189,9 @@ def _dismiss_popups(page) -> None:
 def browser(request):
     if not CHROMIUM.exists():
         pytest.skip(f"{CHROMIUM} is absent: apt-get install chromium (Debian's build; playwright's own is never used)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is absent: pip install playwright")
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="the playwright package is absent: pip install playwright"
+    )
     dagster_ui = request.getfixturevalue("dagster_ui")
     # On 127.0.0.1 a fresh instance opens a 'Join the Dagster community' dialog over the
     # page a moment after load; this is what its Skip button records.
@@ -177,8 +209,10 @@ def test_asset_lineage_graph_shows_every_asset(browser, dagster_ui, tmp_path):
     # An evaluation asset's upstream lineage is its corpus's whole pipeline
     # (golden-sample/source_file ⇢ … → golden-sample/publication → golden-sample/retrieval_evaluation),
     # laid out to fit (the global graph starts with its groups collapsed once there are several).
-    page.goto(f"{dagster_ui}/assets/golden-sample/retrieval_evaluation?view=lineage&lineageScope=upstream"
-              "&lineageDepth=10", wait_until="domcontentloaded")
+    page.goto(
+        f"{dagster_ui}/assets/golden-sample/retrieval_evaluation?view=lineage&lineageScope=upstream&lineageDepth=10",
+        wait_until="domcontentloaded",
+    )
     # Graph nodes are HTML inside the SVG's foreignObjects; the sidebar lists the keys too.
     page.locator("svg foreignObject", has_text="publication").first.wait_for(timeout=60_000)
     _dismiss_popups(page)

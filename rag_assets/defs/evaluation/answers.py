@@ -69,21 +69,28 @@ def build_answer_evaluation(name: str, prefix: str, graph: IngestionGraph) -> As
         config_schema=answer_options_schema(),
         automation_condition=EVALUATION_CONDITION,
         description=f"Answers to {targets.describe(name)}: citation and answer correctness, numbers absent from "
-                    "the cited sources, withheld paragraphs, out-of-corpus refusals, false premises, latency, with "
-                    "95 % bootstrap CIs. Asks through the product's `ask`; reads the corpus's store only.",
+        "the cited sources, withheld paragraphs, out-of-corpus refusals, false premises, latency, with "
+        "95 % bootstrap CIs. Asks through the product's `ask`; reads the corpus's store only.",
     )
     def answer_evaluation(context: AssetExecutionContext) -> MaterializeResult:
         options = AnswerEvalOptions(**context.op_execution_context.op_config)
         settings = getattr(context.resources, resource_key).settings()
         store = Path(options.store).resolve() if options.store else settings.store
         try:
-            result = evaluate_answers(name, settings, options, log=context.log.info,
-                                      failed_documents=failed_documents(context.instance, graph, store),
-                                      latest_materialization=latest_materialization(context.instance, graph))
+            result = evaluate_answers(
+                name,
+                settings,
+                options,
+                log=context.log.info,
+                failed_documents=failed_documents(context.instance, graph, store),
+                latest_materialization=latest_materialization(context.instance, graph),
+            )
         except AnswerEvaluationError as exc:
             raise Failure(description=str(exc)) from exc
-        return MaterializeResult(metadata=answer_metadata(result.summary, result.plots),
-                                 data_version=DataVersion(answer_data_version(result.summary)))
+        return MaterializeResult(
+            metadata=answer_metadata(result.summary, result.plots),
+            data_version=DataVersion(answer_data_version(result.summary)),
+        )
 
     return answer_evaluation
 
@@ -93,8 +100,9 @@ def answer_data_version(summary: dict) -> str:
     versions = summary["versions"]
     code = {k: v for k, v in versions["code"].items() if k != "python"}
     index = {doc: stamp.get("version") for doc, stamp in versions["index"].items()}
-    return provenance.combined([code, index, versions["dataset"], summary["options"],
-                                summary["answerer"]["description"]])[:24]
+    return provenance.combined(
+        [code, index, versions["dataset"], summary["options"], summary["answerer"]["description"]]
+    )[:24]
 
 
 def answer_metadata(summary: dict, plots: dict) -> dict:
@@ -104,7 +112,8 @@ def answer_metadata(summary: dict, plots: dict) -> dict:
             f"{counts['questions']} questions answered by {summary['answerer']['description']}: "
             f"{counts['answerable_refused']}/{counts['answerable']} answerable refused, "
             f"{counts['unsupported_numbers_shown']} shown numbers absent from their cited sources, "
-            f"{counts['paragraphs_withheld']} paragraphs withheld"),
+            f"{counts['paragraphs_withheld']} paragraphs withheld"
+        ),
         "scores": MetadataValue.md(markdown_table(summary)),
         "run_id": MetadataValue.text(summary["run_id"]),
         "run_dir": MetadataValue.path(summary["run_dir"]),
@@ -117,8 +126,15 @@ def answer_metadata(summary: dict, plots: dict) -> dict:
     for key, path in plots.items():
         metadata[f"plot {key}"] = MetadataValue.md(image_markdown(path, Path(PLOTS[key]).stem))
     # plain floats: the UI plots them across materializations
-    for key in ("citation_correct", "answer_correct", "refused_answerable", "unsupported_numbers",
-                "out_of_corpus_refused", "false_premise_flagged", "latency_s"):
+    for key in (
+        "citation_correct",
+        "answer_correct",
+        "refused_answerable",
+        "unsupported_numbers",
+        "out_of_corpus_refused",
+        "false_premise_flagged",
+        "latency_s",
+    ):
         cell = summary["metrics"].get(key) or {}
         if cell.get("mean") is not None:
             metadata[key] = MetadataValue.float(float(cell["mean"]))
@@ -131,24 +147,32 @@ def nightly_request(date_key: str, gguf: str | None, store: Path):
         return SkipReason(f"no local model: RAG_ASSETS_LLM_GGUF is {'unset' if not gguf else f'{gguf} (not found)'}")
     if not KnowledgeStore(store).registry():
         return SkipReason(f"golden-insurance's corpus is not built ({store}); run `rag-assets eval golden-insurance`")
-    return RunRequest(run_key=f"local-model-answers-{date_key}",
-                      tags={"rag_assets/reason": "nightly local-model answers", "rag_assets/gguf": Path(gguf).name})
+    return RunRequest(
+        run_key=f"local-model-answers-{date_key}",
+        tags={"rag_assets/reason": "nightly local-model answers", "rag_assets/gguf": Path(gguf).name},
+    )
 
 
 def build_local_model_nightly(answers: AssetsDefinition, stores_root: Path | None = None):
     """The job (the answer evaluation of `answers` with the local GGUF on the fixed subset)
     and its nightly schedule."""
     job = define_asset_job(
-        "local_model_answers", selection=[answers.key],
+        "local_model_answers",
+        selection=[answers.key],
         config={"ops": {answers.op.name: {"config": {"answerer": "gguf", "subset": NIGHTLY_SUBSET}}}},
         description=f"Answer evaluation of {answers.key.path[0]} with the local GGUF (RAG_ASSETS_LLM_GGUF) on the "
-                    f"fixed '{NIGHTLY_SUBSET}' subset.")
+        f"fixed '{NIGHTLY_SUBSET}' subset.",
+    )
     store = (stores_root or targets.eval_stores_root()) / answers.key.path[0] / "knowledge"
 
-    @schedule(job=job, cron_schedule="30 4 * * *", execution_timezone="Europe/Paris",
-              default_status=DefaultScheduleStatus.RUNNING,
-              description="Evaluates the answers of the local model (RAG_ASSETS_LLM_GGUF) on golden-insurance's "
-                          f"'{NIGHTLY_SUBSET}' subset at 04:30 (about 25 min on 2 cores); skips without a GGUF.")
+    @schedule(
+        job=job,
+        cron_schedule="30 4 * * *",
+        execution_timezone="Europe/Paris",
+        default_status=DefaultScheduleStatus.RUNNING,
+        description="Evaluates the answers of the local model (RAG_ASSETS_LLM_GGUF) on golden-insurance's "
+        f"'{NIGHTLY_SUBSET}' subset at 04:30 (about 25 min on 2 cores); skips without a GGUF.",
+    )
     def nightly_local_model_answers(context: ScheduleEvaluationContext):
         import datetime as dt
 
@@ -156,7 +180,8 @@ def build_local_model_nightly(answers: AssetsDefinition, stores_root: Path | Non
             scheduled = context.scheduled_execution_time
         except Exception:  # a context built outside a tick (tests, manual evaluation)
             scheduled = None
-        return nightly_request((scheduled or dt.datetime.now(dt.timezone.utc)).strftime("%Y-%m-%d"),
-                               load_settings().llm_gguf, store)
+        return nightly_request(
+            (scheduled or dt.datetime.now(dt.timezone.utc)).strftime("%Y-%m-%d"), load_settings().llm_gguf, store
+        )
 
     return job, nightly_local_model_answers

@@ -127,9 +127,13 @@ class Corpus:
 def build_corpus(name: str, label: str | None = None, embedder: str | None = None) -> Corpus:
     label = label or name
     prefix = _safe(label.replace("@", "_"))
-    graph = build_ingestion_graph(prefix=prefix, partitions=DynamicPartitionsDefinition(name=f"{prefix}_documents"),
-                                  resource_key=f"knowledge_{prefix.replace('-', '_')}",
-                                  group=f"corpus_{prefix.replace('-', '_')}", embedder=embedder)
+    graph = build_ingestion_graph(
+        prefix=prefix,
+        partitions=DynamicPartitionsDefinition(name=f"{prefix}_documents"),
+        resource_key=f"knowledge_{prefix.replace('-', '_')}",
+        group=f"corpus_{prefix.replace('-', '_')}",
+        embedder=embedder,
+    )
     resource_key = graph.resource_key
 
     @asset(
@@ -141,7 +145,7 @@ def build_corpus(name: str, label: str | None = None, embedder: str | None = Non
         config_schema=options_schema(),
         automation_condition=EVALUATION_CONDITION if label == name else None,
         description=f"Retrieval metrics of {targets.describe(name)} per engine (bm25, dense, hybrid RRF) with 95 % "
-                    "bootstrap CIs, paired tests, breakdowns and the context measure. Reads the corpus's store only.",
+        "bootstrap CIs, paired tests, breakdowns and the context measure. Reads the corpus's store only.",
     )
     def retrieval_evaluation(context: AssetExecutionContext) -> MaterializeResult:
         options = EvalOptions(**context.op_execution_context.op_config)
@@ -149,15 +153,22 @@ def build_corpus(name: str, label: str | None = None, embedder: str | None = Non
         store = Path(options.store).resolve() if options.store else settings.store
         failed = failed_documents(context.instance, graph, store)
         try:
-            result = evaluate(name, settings, options, log=context.log.info,
-                              latest_materialization=latest_materialization(context.instance, graph),
-                              failed_documents=failed)
+            result = evaluate(
+                name,
+                settings,
+                options,
+                log=context.log.info,
+                latest_materialization=latest_materialization(context.instance, graph),
+                failed_documents=failed,
+            )
         except (EvaluationError, FileNotFoundError) as exc:
             raise Failure(description=str(exc)) from exc
         if failed:
             context.log.warning(failure_headline(result.summary))
-        return MaterializeResult(metadata=evaluation_metadata(result.summary, result.plots),
-                                 data_version=DataVersion(evaluation_data_version(result.summary)))
+        return MaterializeResult(
+            metadata=evaluation_metadata(result.summary, result.plots),
+            data_version=DataVersion(evaluation_data_version(result.summary)),
+        )
 
     withdraw_job = build_withdraw_job(f"{prefix.replace('-', '_')}_withdraw_documents", resource_key)
     answers = build_answer_evaluation(name, prefix, graph) if label == name and has_answers(name) else None
@@ -171,15 +182,26 @@ def evaluation_data_version(summary: dict) -> str:
     index = {doc: stamp.get("version") for doc, stamp in versions["index"].items()}
     code = {k: v for k, v in versions["code"].items() if k != "python"}
     failed = sorted(f["document"] for f in summary["counts"].get("failed_documents") or [])
-    return provenance.combined([code, versions["model"], index, versions["dataset"], summary["config"]["slice"],
-                                summary["config"].get("retrieval"), summary["metrics"]["bootstrap"], failed])[:24]
+    return provenance.combined(
+        [
+            code,
+            versions["model"],
+            index,
+            versions["dataset"],
+            summary["config"]["slice"],
+            summary["config"].get("retrieval"),
+            summary["metrics"]["bootstrap"],
+            failed,
+        ]
+    )[:24]
 
 
 def evaluation_metadata(summary: dict, plots: dict) -> dict:
     failed = summary["counts"].get("failed_documents") or []
     metadata = {
-        "headline": MetadataValue.text(failure_headline(summary) or
-                                       f"{summary['counts']['judged']} judged questions, every document ingested"),
+        "headline": MetadataValue.text(
+            failure_headline(summary) or f"{summary['counts']['judged']} judged questions, every document ingested"
+        ),
         "scores": MetadataValue.md(markdown_table(summary)),
         "run_id": MetadataValue.text(summary["run_id"]),
         "run_dir": MetadataValue.path(summary["run_dir"]),
@@ -187,21 +209,30 @@ def evaluation_metadata(summary: dict, plots: dict) -> dict:
         "judged_queries": MetadataValue.int(summary["counts"]["judged"]),
         "units_indexed": MetadataValue.int(summary["counts"]["units_indexed"]),
         "failed_documents": MetadataValue.int(len(failed)),
-        "questions_on_failed_documents": MetadataValue.int(len(summary["counts"].get("questions_on_failed_documents")
-                                                               or [])),
-        "model": MetadataValue.text(f"{summary['versions']['model']['embedder']} @ {summary['versions']['model']['revision']}"),
-        "code_version": MetadataValue.text(f"{summary['versions']['code']['git_commit']}"
-                                           f"{' (dirty)' if summary['versions']['code']['git_dirty'] else ''}"),
+        "questions_on_failed_documents": MetadataValue.int(
+            len(summary["counts"].get("questions_on_failed_documents") or [])
+        ),
+        "model": MetadataValue.text(
+            f"{summary['versions']['model']['embedder']} @ {summary['versions']['model']['revision']}"
+        ),
+        "code_version": MetadataValue.text(
+            f"{summary['versions']['code']['git_commit']}"
+            f"{' (dirty)' if summary['versions']['code']['git_dirty'] else ''}"
+        ),
         "dataset": MetadataValue.json(summary["versions"]["dataset"]),
         "retrieval": MetadataValue.json(summary["config"].get("retrieval") or {}),  # fusion spec and switches
-        "index_versions": MetadataValue.json({doc: stamp.get("version") for doc, stamp in summary["versions"]["index"].items()}),
+        "index_versions": MetadataValue.json(
+            {doc: stamp.get("version") for doc, stamp in summary["versions"]["index"].items()}
+        ),
     }
     if failed:
         metadata["failed_documents_list"] = MetadataValue.json(failed)
     if "recall" in plots:
         metadata["recall_at_k"] = MetadataValue.md(image_markdown(plots["recall"], "recall@k per engine"))
     if "question_type" in plots:
-        metadata["by_question_type"] = MetadataValue.md(image_markdown(plots["question_type"], "nDCG@10 by question type"))
+        metadata["by_question_type"] = MetadataValue.md(
+            image_markdown(plots["question_type"], "nDCG@10 by question type")
+        )
     # plain floats: the UI plots them across materializations
     for engine, values in summary["metrics"]["engines"].items():
         for metric in ("ndcg@10", "recall@100"):
@@ -250,8 +281,10 @@ def _slice_of(corpus: Corpus) -> tuple[int, int]:
     return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
 
 
-@op(description="Writes each available benchmark's shards, registers them as its corpus's partitions and "
-                "observes them; automation ingests what changed, then re-evaluates.")
+@op(
+    description="Writes each available benchmark's shards, registers them as its corpus's partitions and "
+    "observes them; automation ingests what changed, then re-evaluates."
+)
 def refresh_benchmark_corpora(context: OpExecutionContext) -> None:
     names = [name for name in targets.benchmark_names() if targets.available(name)]
     if not names:
@@ -263,8 +296,11 @@ def refresh_benchmark_corpora(context: OpExecutionContext) -> None:
         context.log.info(f"{name}: {len(files)} shard(s) registered in {settings.store}")
 
 
-@job(name="refresh_benchmarks", executor_def=in_process_executor,
-     description="Refreshes the benchmark corpora (shards, partitions, observations).")
+@job(
+    name="refresh_benchmarks",
+    executor_def=in_process_executor,
+    description="Refreshes the benchmark corpora (shards, partitions, observations).",
+)
 def refresh_benchmarks_job():
     refresh_benchmark_corpora()
 
@@ -273,14 +309,22 @@ def benchmark_run_requests(date_key: str):
     names = [name for name in targets.benchmark_names() if targets.available(name)]
     if not names:
         return SkipReason("no benchmark data found (../shared/benchmarks is absent)")
-    return [RunRequest(run_key=f"benchmarks-{date_key}", tags={"rag_assets/reason": "nightly benchmark",
-                                                               "rag_assets/benchmarks": ",".join(names)})]
+    return [
+        RunRequest(
+            run_key=f"benchmarks-{date_key}",
+            tags={"rag_assets/reason": "nightly benchmark", "rag_assets/benchmarks": ",".join(names)},
+        )
+    ]
 
 
-@schedule(job=refresh_benchmarks_job, cron_schedule="30 3 * * *", execution_timezone="Europe/Paris",
-          default_status=DefaultScheduleStatus.RUNNING,
-          description="Refreshes every available benchmark (SciFact, PIAF dev, CACM) at 03:30; automation ingests "
-                      "what changed and re-evaluates.")
+@schedule(
+    job=refresh_benchmarks_job,
+    cron_schedule="30 3 * * *",
+    execution_timezone="Europe/Paris",
+    default_status=DefaultScheduleStatus.RUNNING,
+    description="Refreshes every available benchmark (SciFact, PIAF dev, CACM) at 03:30; automation ingests "
+    "what changed and re-evaluates.",
+)
 def nightly_benchmarks(context: ScheduleEvaluationContext):
     import datetime as dt
 

@@ -42,8 +42,10 @@ _PYTHON_TYPES = {int: int, str: str, bool: bool, float: float}
 
 def dataclass_schema(cls) -> dict:
     hints = typing.get_type_hints(cls)
-    return {f.name: Field(_PYTHON_TYPES[hints[f.name]], default_value=f.default, is_required=False)
-            for f in dataclasses.fields(cls)}
+    return {
+        f.name: Field(_PYTHON_TYPES[hints[f.name]], default_value=f.default, is_required=False)
+        for f in dataclasses.fields(cls)
+    }
 
 
 def failed_documents(instance: DagsterInstance, graph: IngestionGraph, store: Path) -> dict[str, dict]:
@@ -63,11 +65,15 @@ def last_failure(instance: DagsterInstance, graph: IngestionGraph, partition: st
     """Why the latest failed run of this corpus graph on `partition` failed (its steps are
     this graph's ops: another graph may hold a partition of the same name)."""
     ours = {stage.op.name for stage in graph.stages}
-    records = instance.get_run_records(RunsFilter(tags={"dagster/partition": partition},
-                                                  statuses=[DagsterRunStatus.FAILURE]), limit=20)
+    records = instance.get_run_records(
+        RunsFilter(tags={"dagster/partition": partition}, statuses=[DagsterRunStatus.FAILURE]), limit=20
+    )
     for record in records:
-        events = [entry.dagster_event for entry in instance.all_logs(record.dagster_run.run_id)
-                  if entry.dagster_event is not None]
+        events = [
+            entry.dagster_event
+            for entry in instance.all_logs(record.dagster_run.run_id)
+            if entry.dagster_event is not None
+        ]
         if any(event.step_key in ours for event in events):
             return failure_message(events)
     return None
@@ -75,13 +81,19 @@ def last_failure(instance: DagsterInstance, graph: IngestionGraph, partition: st
 
 def latest_materialization(instance: DagsterInstance, graph: IngestionGraph):
     """``(stage, partition) -> {run_id, data_version, timestamp}`` of its latest materialization."""
+
     def latest(stage: str, partition: str) -> dict | None:
         records = instance.fetch_materializations(
-            AssetRecordsFilter(asset_key=graph.key(stage), asset_partitions=[partition]), limit=1).records
+            AssetRecordsFilter(asset_key=graph.key(stage), asset_partitions=[partition]), limit=1
+        ).records
         if not records:
             return None
         record = records[0]
         tags = record.asset_materialization.tags or {}
-        return {"run_id": record.run_id, "data_version": tags.get("dagster/data_version"), "timestamp": record.timestamp}
+        return {
+            "run_id": record.run_id,
+            "data_version": tags.get("dagster/data_version"),
+            "timestamp": record.timestamp,
+        }
 
     return latest

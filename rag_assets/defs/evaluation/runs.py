@@ -31,8 +31,14 @@ class EvaluationRun:
     metadata: dict = field(default_factory=dict)  # the evaluation asset's materialization metadata (plain values)
 
 
-def run_evaluation(name: str, options: EvalOptions, settings: Settings, instance: DagsterInstance,
-                   stores_root: Path | None = None, log: Callable[[str], None] = print) -> EvaluationRun:
+def run_evaluation(
+    name: str,
+    options: EvalOptions,
+    settings: Settings,
+    instance: DagsterInstance,
+    stores_root: Path | None = None,
+    log: Callable[[str], None] = print,
+) -> EvaluationRun:
     label = targets.label_of(name, options.queries, options.distractors)
     corpus = corpus_for(name, label, settings.embedder)
     resource = corpus.resource(stores_root, settings.embedder)
@@ -40,8 +46,14 @@ def run_evaluation(name: str, options: EvalOptions, settings: Settings, instance
     return materialize(corpus, corpus.evaluation, options_config(options), resource, instance, outcomes)
 
 
-def run_answer_evaluation(name: str, options: AnswerEvalOptions, settings: Settings, instance: DagsterInstance,
-                          stores_root: Path | None = None, log: Callable[[str], None] = print) -> EvaluationRun:
+def run_answer_evaluation(
+    name: str,
+    options: AnswerEvalOptions,
+    settings: Settings,
+    instance: DagsterInstance,
+    stores_root: Path | None = None,
+    log: Callable[[str], None] = print,
+) -> EvaluationRun:
     """`rag-assets eval NAME --answers`: the corpus graph (unless `options.store`), then
     ``NAME/answer_evaluation``."""
     corpus = corpus_for(name, name, settings.embedder)
@@ -52,8 +64,9 @@ def run_answer_evaluation(name: str, options: AnswerEvalOptions, settings: Setti
     return materialize(corpus, corpus.answers, dataclasses.asdict(options), resource, instance, outcomes)
 
 
-def build_corpus_store(corpus, corpus_settings: Settings, instance: DagsterInstance,
-                       log: Callable[[str], None]) -> list:
+def build_corpus_store(
+    corpus, corpus_settings: Settings, instance: DagsterInstance, log: Callable[[str], None]
+) -> list:
     """Withdraw what left the collection, then run the corpus graph for every stale or
     missing document (the runs module of `rag-assets ingest`); the ingest outcomes."""
     files, leftovers = collection(corpus, corpus_settings)
@@ -61,19 +74,31 @@ def build_corpus_store(corpus, corpus_settings: Settings, instance: DagsterInsta
         log(f"withdrawing {len(leftovers)} document(s) no longer part of {corpus.label}: {', '.join(leftovers)}")
         runs.run_withdrawal(instance, corpus.graph, corpus.withdraw_job, corpus_settings, leftovers)
     log(f"{corpus.label}: {len(files)} document(s) in {corpus_settings.store}")
-    return runs.ingest(files, corpus_settings, instance, graph=corpus.graph,
-                       on_outcome=lambda o, done, total: log(
-                           f"[{done}/{total}] {o.status:9s} {o.path.name} {o.message.splitlines()[0] if o.message else ''}".rstrip()))
+    return runs.ingest(
+        files,
+        corpus_settings,
+        instance,
+        graph=corpus.graph,
+        on_outcome=lambda o, done, total: log(
+            f"[{done}/{total}] {o.status:9s} {o.path.name} {o.message.splitlines()[0] if o.message else ''}".rstrip()
+        ),
+    )
 
 
 def materialize(corpus, evaluation, config: dict, resource, instance: DagsterInstance, outcomes: list) -> EvaluationRun:
     """One in-process run of an evaluation asset of `corpus` with its run config."""
-    job = Definitions(assets=corpus.assets, resources={corpus.resource_key: resource},
-                      jobs=[define_asset_job(runs.RUN_JOB_NAME, selection=[evaluation.key])]
-                      ).resolve_job_def(runs.RUN_JOB_NAME)
+    job = Definitions(
+        assets=corpus.assets,
+        resources={corpus.resource_key: resource},
+        jobs=[define_asset_job(runs.RUN_JOB_NAME, selection=[evaluation.key])],
+    ).resolve_job_def(runs.RUN_JOB_NAME)
     run_config = {**INFO_CONSOLE, "ops": {evaluation.op.name: {"config": config}}}
-    result = job.execute_in_process(run_config=run_config, instance=instance, raise_on_error=False,
-                                    tags={"rag_assets/source": f"cli eval {corpus.label} {evaluation.key.path[-1]}"})
+    result = job.execute_in_process(
+        run_config=run_config,
+        instance=instance,
+        raise_on_error=False,
+        tags={"rag_assets/source": f"cli eval {corpus.label} {evaluation.key.path[-1]}"},
+    )
     if not result.success:
         return EvaluationRun(False, result.run_id, message=runs.failure_message(result.all_events), outcomes=outcomes)
     [event] = result.asset_materializations_for_node(evaluation.op.name)

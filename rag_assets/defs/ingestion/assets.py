@@ -25,7 +25,6 @@ resource ``knowledge``) and each evaluation corpus's graph (``<corpus>/…`` key
 partitions and store), see rag_assets/defs/evaluation/assets.py.
 """
 
-
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -143,19 +142,26 @@ def source_versions(settings: Settings, keys) -> dict[str, str]:
 
 def source_observations(graph: IngestionGraph, versions: dict[str, str]) -> list[AssetObservation]:
     """Observations of ``source_file`` partitions, as the observable source records them."""
-    return [AssetObservation(asset_key=graph.source_key, partition=key, tags={DATA_VERSION_TAG: sha})
-            for key, sha in sorted(versions.items())]
+    return [
+        AssetObservation(asset_key=graph.source_key, partition=key, tags={DATA_VERSION_TAG: sha})
+        for key, sha in sorted(versions.items())
+    ]
 
 
 def _specs(key: AssetKey, stage: str) -> list[AssetCheckSpec]:
-    return [AssetCheckSpec(name, asset=key, blocking=blocking)
-            for name, blocking in pipeline.STAGE_CHECKS.get(stage, {}).items()]
+    return [
+        AssetCheckSpec(name, asset=key, blocking=blocking)
+        for name, blocking in pipeline.STAGE_CHECKS.get(stage, {}).items()
+    ]
 
 
-def build_ingestion_graph(prefix: str | None = None,
-                          partitions: DynamicPartitionsDefinition = documents_partitions,
-                          resource_key: str = "knowledge", group: str = GROUP,
-                          embedder: str | None = None) -> IngestionGraph:
+def build_ingestion_graph(
+    prefix: str | None = None,
+    partitions: DynamicPartitionsDefinition = documents_partitions,
+    resource_key: str = "knowledge",
+    group: str = GROUP,
+    embedder: str | None = None,
+) -> IngestionGraph:
     """The source and the seven stage assets for one collection (code versions read now)."""
     embedder = embedder or load_settings().embedder
 
@@ -170,7 +176,10 @@ def build_ingestion_graph(prefix: str | None = None,
     with warnings.catch_warnings():  # observable_source_asset is marked beta: say it once, here
         warnings.simplefilter("ignore", BetaWarning)
         source_file = observable_source_asset(
-            name=SOURCE, key_prefix=prefix, partitions_def=partitions, group_name=group,
+            name=SOURCE,
+            key_prefix=prefix,
+            partitions_def=partitions,
+            group_name=group,
             required_resource_keys={resource_key},
             description="The document's file where it lives; data version = sha256 of its bytes and its metadata.",
         )(observe)
@@ -186,8 +195,12 @@ def build_ingestion_graph(prefix: str | None = None,
             metadata=metadata,
             data_version=DataVersion(outcome.data_version),
             check_results=[
-                AssetCheckResult(check_name=name, passed=check.passed, description=check.description,
-                                 severity=AssetCheckSeverity.ERROR if check.blocking else AssetCheckSeverity.WARN)
+                AssetCheckResult(
+                    check_name=name,
+                    passed=check.passed,
+                    description=check.description,
+                    severity=AssetCheckSeverity.ERROR if check.blocking else AssetCheckSeverity.WARN,
+                )
                 for name, check in outcome.checks.items()
             ],
         )
@@ -203,8 +216,13 @@ def build_ingestion_graph(prefix: str | None = None,
             context.log.error(str(exc))
             metadata = {"file": exc.path, "reason": exc.reason}
             if isinstance(exc, BudgetExceeded):  # refused for a budget, not broken
-                metadata.update({k: v for k, v in {REFUSED_METADATA: exc.setting, "limit": exc.limit,
-                                                   "value": exc.value}.items() if v is not None})
+                metadata.update(
+                    {
+                        k: v
+                        for k, v in {REFUSED_METADATA: exc.setting, "limit": exc.limit, "value": exc.value}.items()
+                        if v is not None
+                    }
+                )
             raise Failure(description=str(exc), metadata=metadata) from exc
 
     def stage_asset(name: str, deps: list, description: str, **extra):
@@ -222,7 +240,9 @@ def build_ingestion_graph(prefix: str | None = None,
             **extra,
         )
 
-    @stage_asset("source_document", [source_file], "The source file copied under its sha256, with its sidecar metadata.")
+    @stage_asset(
+        "source_document", [source_file], "The source file copied under its sha256, with its sidecar metadata."
+    )
     def source_document(context: AssetExecutionContext) -> MaterializeResult:
         _record, outcome = run(pipeline.run_source_document, context)
         return result(context, "source_document", outcome)
@@ -251,22 +271,31 @@ def build_ingestion_graph(prefix: str | None = None,
         return result(context, "dense_embeddings", outcome)
 
     # One Tantivy writer at a time: the pool serializes runs, the file lock covers other writers.
-    @stage_asset("lexical_index", [children], "Children in the Tantivy index (French/English analyzers).",
-                 pool="tantivy_writer")
+    @stage_asset(
+        "lexical_index", [children], "Children in the Tantivy index (French/English analyzers).", pool="tantivy_writer"
+    )
     def lexical_index(context: AssetExecutionContext) -> MaterializeResult:
         return result(context, "lexical_index", run(pipeline.run_lexical_index, context))
 
     # No limit is set on either pool by default (a run killed while holding a slot keeps it
     # until freed by hand or by the daemon): `dagster instance concurrency set publication 1`.
-    @stage_asset("publication", [dense_embeddings, lexical_index],
-                 "Makes the document version held by both indexes the one readers see, atomically.",
-                 pool="publication")
+    @stage_asset(
+        "publication",
+        [dense_embeddings, lexical_index],
+        "Makes the document version held by both indexes the one readers see, atomically.",
+        pool="publication",
+    )
     def publication(context: AssetExecutionContext) -> MaterializeResult:
         return result(context, "publication", run(pipeline.run_publication, context))
 
-    return IngestionGraph(prefix, partitions, resource_key, source_file,
-                          (source_document, docling_document, parents, children, dense_embeddings, lexical_index,
-                           publication), embedder)
+    return IngestionGraph(
+        prefix,
+        partitions,
+        resource_key,
+        source_file,
+        (source_document, docling_document, parents, children, dense_embeddings, lexical_index, publication),
+        embedder,
+    )
 
 
 product_graph = build_ingestion_graph()

@@ -44,8 +44,9 @@ def stage_job_for(embedder: str, stages: list[str], resource: dict) -> JobDefini
     """The product's job materializing `stages`, on the Celery executor (called again by
     each worker with the same plain arguments)."""
     graph = product_graph if embedder == product_graph.embedder else build_ingestion_graph(embedder=embedder)
-    return stage_job(graph, stages, {graph.resource_key: KnowledgeStoreResource(**resource)},
-                     executor_def=celery_executor)
+    return stage_job(
+        graph, stages, {graph.resource_key: KnowledgeStoreResource(**resource)}, executor_def=celery_executor
+    )
 
 
 @dataclass
@@ -62,19 +63,24 @@ class FinishedRun:
 
 
 def finished_run(instance: DagsterInstance, run_id: str) -> FinishedRun:
-    return FinishedRun(run_id, instance.get_run_by_id(run_id).status == DagsterRunStatus.SUCCESS,
-                       list(instance.all_logs(run_id)))
+    return FinishedRun(
+        run_id, instance.get_run_by_id(run_id).status == DagsterRunStatus.SUCCESS, list(instance.all_logs(run_id))
+    )
 
 
-def orchestrate(settings: Settings, stages: list[str], key: str, tags: dict[str, str],
-                instance: DagsterInstance | None = None) -> str:
+def orchestrate(
+    settings: Settings, stages: list[str], key: str, tags: dict[str, str], instance: DagsterInstance | None = None
+) -> str:
     """One run for document `key`, its steps executed by the workers; returns its id once it
     is over. Without `instance` (in a process of its own), opens the settings' instance."""
     if instance is None:
         with open_instance(settings) as own:
             return orchestrate(settings, stages, key, tags, own)
-    job = build_reconstructable_job(__name__, stage_job_for.__name__, reconstructable_kwargs={
-        "embedder": settings.embedder, "stages": stages, "resource": resource_fields(settings)})
+    job = build_reconstructable_job(
+        __name__,
+        stage_job_for.__name__,
+        reconstructable_kwargs={"embedder": settings.embedder, "stages": stages, "resource": resource_fields(settings)},
+    )
     # The run config is stored with the run and shown by the UI, broker URL included: a
     # password in that URL is readable by whoever reads the runs.
     executor = {"broker": settings.celery_broker, "backend": settings.celery_backend or settings.celery_broker}
@@ -82,5 +88,10 @@ def orchestrate(settings: Settings, stages: list[str], key: str, tags: dict[str,
         # dagster-celery registers its one task body again for each step it submits; Celery
         # keeps the first (the same code) and warns each time
         warnings.simplefilter("ignore", DuplicateTaskNameWarning)
-        return execute_job(job, instance, run_config={**QUIET_CONSOLE, "execution": {"config": executor}},
-                           tags={**tags, "dagster/partition": key}, raise_on_error=False).run_id
+        return execute_job(
+            job,
+            instance,
+            run_config={**QUIET_CONSOLE, "execution": {"config": executor}},
+            tags={**tags, "dagster/partition": key},
+            raise_on_error=False,
+        ).run_id

@@ -42,8 +42,11 @@ def build_withdraw_job(name: str, resource_key: str):
     artifacts, publication entry, registration. (Their partitions are deleted by whoever
     requests it: the inbox sensor, or the evaluation's corpus refresh.)"""
 
-    @op(name=f"{name}_op", required_resource_keys={resource_key},
-        description="Withdraws the documents: both indexes, artifacts, publication, registry.")
+    @op(
+        name=f"{name}_op",
+        required_resource_keys={resource_key},
+        description="Withdraws the documents: both indexes, artifacts, publication, registry.",
+    )
     def withdraw(context: OpExecutionContext, config: WithdrawConfig) -> None:
         settings = getattr(context.resources, resource_key).settings()
         for document_id in config.document_ids:

@@ -32,6 +32,7 @@ from dagster import (
     RunsFilter,
     define_asset_job,
 )
+
 # Not exported at the top level, but the UI's own: the stale status it shows per partition.
 from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
 from dagster._core.definitions.data_version import CachingStaleStatusResolver, StaleStatus
@@ -96,8 +97,11 @@ def failed_checks(events: Iterable) -> list[tuple[str, str]]:
     for event in events:
         if event.event_type == DagsterEventType.ASSET_CHECK_EVALUATION:
             evaluation = event.asset_check_evaluation_data
-            if (not evaluation.passed and evaluation.blocking is not False
-                    and evaluation.severity == AssetCheckSeverity.ERROR):
+            if (
+                not evaluation.passed
+                and evaluation.blocking is not False
+                and evaluation.severity == AssetCheckSeverity.ERROR
+            ):
                 found.append((evaluation.check_name, evaluation.description or "failed"))
     return found
 
@@ -165,8 +169,9 @@ class RunEvents:
                 report = StageReport(self.document_id, self.path, step, "done", seconds, self.metadata.get(step, {}))
             else:
                 message = _step_failure_message(event, self.failed_checks)
-                report = StageReport(self.document_id, self.path, step, "failed", seconds,
-                                     self.metadata.get(step, {}), message)
+                report = StageReport(
+                    self.document_id, self.path, step, "failed", seconds, self.metadata.get(step, {}), message
+                )
             self.stages.append(report)
             if self.on_stage:
                 self.on_stage(report)
@@ -193,16 +198,24 @@ def graph_for(settings: Settings, graph: IngestionGraph | None = None) -> Ingest
     the embedder is part of some stages' code versions)."""
     if graph is not None:
         return graph
-    return product_graph if settings.embedder == product_graph.embedder else build_ingestion_graph(
-        embedder=settings.embedder)
+    return (
+        product_graph
+        if settings.embedder == product_graph.embedder
+        else build_ingestion_graph(embedder=settings.embedder)
+    )
 
 
 def resource_fields(settings: Settings) -> dict[str, Any]:
     """The KnowledgeStoreResource's fields for these settings (plain values: Celery workers
     rebuild the resource from them)."""
-    return {"store": str(settings.store), "embedder": settings.embedder, "max_file_bytes": settings.max_file_bytes,
-            "convert_timeout_s": settings.convert_timeout_s, "default_groups": list(settings.default_groups),
-            "limits": {name: float(getattr(settings, name)) for name in BUDGET_FIELDS}}
+    return {
+        "store": str(settings.store),
+        "embedder": settings.embedder,
+        "max_file_bytes": settings.max_file_bytes,
+        "convert_timeout_s": settings.convert_timeout_s,
+        "default_groups": list(settings.default_groups),
+        "limits": {name: float(getattr(settings, name)) for name in BUDGET_FIELDS},
+    }
 
 
 def resources_for(settings: Settings, graph: IngestionGraph) -> dict:
@@ -210,8 +223,17 @@ def resources_for(settings: Settings, graph: IngestionGraph) -> dict:
 
 
 # the settings a run's stages need beyond the resource's own fields
-BUDGET_FIELDS = ("max_pages", "max_page_pt", "max_characters", "max_archive_ratio", "max_memory_mb",
-                 "memory_plateau_fraction", "memory_plateau_s", "max_tokens", "follow_links_inside")
+BUDGET_FIELDS = (
+    "max_pages",
+    "max_page_pt",
+    "max_characters",
+    "max_archive_ratio",
+    "max_memory_mb",
+    "memory_plateau_fraction",
+    "memory_plateau_s",
+    "max_tokens",
+    "follow_links_inside",
+)
 
 
 def refused_for_budget(events: Iterable) -> bool:
@@ -227,8 +249,9 @@ def stage_job(graph: IngestionGraph, stages: list[str], resources: dict, executo
     """The job `materialize()` would build; built here so the run id is known before the run
     starts (the event listener is registered under it), and so Celery workers can rebuild it."""
     defs = Definitions(
-        jobs=[define_asset_job(RUN_JOB_NAME, selection=[graph.key(stage) for stage in stages],
-                               executor_def=executor_def)],
+        jobs=[
+            define_asset_job(RUN_JOB_NAME, selection=[graph.key(stage) for stage in stages], executor_def=executor_def)
+        ],
         assets=graph.assets,
         resources=resources,
     )
@@ -240,7 +263,8 @@ def observe_sources(instance: DagsterInstance, graph: IngestionGraph, settings: 
     ``source_file`` partition (only when it differs from the last one recorded)."""
     for observation in source_observations(graph, source_versions(settings, keys)):
         records = instance.fetch_observations(
-            AssetRecordsFilter(asset_key=graph.source_key, asset_partitions=[observation.partition]), limit=1).records
+            AssetRecordsFilter(asset_key=graph.source_key, asset_partitions=[observation.partition]), limit=1
+        ).records
         last = records[0].asset_observation.tags.get("dagster/data_version") if records else None
         if last != observation.tags["dagster/data_version"]:
             instance.report_runless_asset_event(observation)
@@ -248,28 +272,37 @@ def observe_sources(instance: DagsterInstance, graph: IngestionGraph, settings: 
 
 def stale_resolver(instance: DagsterInstance, graph: IngestionGraph, resources: dict) -> CachingStaleStatusResolver:
     asset_graph = Definitions(assets=graph.assets, resources=resources).resolve_asset_graph()
-    view = AssetGraphView(temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None),
-                          instance=instance, asset_graph=asset_graph)
+    view = AssetGraphView(
+        temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None),
+        instance=instance,
+        asset_graph=asset_graph,
+    )
     return CachingStaleStatusResolver(instance, asset_graph, view)
 
 
-def stale_or_missing(instance: DagsterInstance, graph: IngestionGraph, resources: dict,
-                     keys: Iterable[str]) -> dict[str, list[str]]:
+def stale_or_missing(
+    instance: DagsterInstance, graph: IngestionGraph, resources: dict, keys: Iterable[str]
+) -> dict[str, list[str]]:
     """Per document: the stages the UI shows stale or missing, in pipeline order."""
     resolver = stale_resolver(instance, graph, resources)
-    return {key: [stage for stage in STAGES
-                  if resolver.get_status(graph.key(stage), key) in (StaleStatus.STALE, StaleStatus.MISSING)]
-            for key in keys}
+    return {
+        key: [
+            stage
+            for stage in STAGES
+            if resolver.get_status(graph.key(stage), key) in (StaleStatus.STALE, StaleStatus.MISSING)
+        ]
+        for key in keys
+    }
 
 
-def stages_to_run(instance: DagsterInstance, graph: IngestionGraph, resources: dict,
-                  keys: Iterable[str]) -> dict[str, list[str]]:
+def stages_to_run(
+    instance: DagsterInstance, graph: IngestionGraph, resources: dict, keys: Iterable[str]
+) -> dict[str, list[str]]:
     """Per document: its stale or missing stages and everything downstream of them. (The
     UI's stale status is not transitive: a stage whose upstream is stale shows fresh until
     that upstream is re-materialized; the automation condition runs the whole chain, so
     the CLI does too.)"""
-    return {key: graph.downstream(stages)
-            for key, stages in stale_or_missing(instance, graph, resources, keys).items()}
+    return {key: graph.downstream(stages) for key, stages in stale_or_missing(instance, graph, resources, keys).items()}
 
 
 def absent_from_store(settings: Settings, key: str) -> list[str]:
@@ -278,20 +311,25 @@ def absent_from_store(settings: Settings, key: str) -> list[str]:
     (a new `RAG_ASSETS_EVAL_STORES`, a document folder deleted) would otherwise be reported
     fresh by Dagster and never built."""
     store = KnowledgeStore.of(settings)
-    outputs = {"source_document": store.document_dir(key) / "source.json",
-               "docling_document": store.docling_dir(key) / "document.json",
-               "parents": store.parents_path(key), "children": store.children_path(key)}
+    outputs = {
+        "source_document": store.document_dir(key) / "source.json",
+        "docling_document": store.docling_dir(key) / "document.json",
+        "parents": store.parents_path(key),
+        "children": store.children_path(key),
+    }
     return [stage for stage, path in outputs.items() if not path.exists()]
 
 
-def recorded_metadata(instance: DagsterInstance, key: str, stages: Iterable[str],
-                      graph: IngestionGraph | None = None) -> dict[str, dict[str, Any]]:
+def recorded_metadata(
+    instance: DagsterInstance, key: str, stages: Iterable[str], graph: IngestionGraph | None = None
+) -> dict[str, dict[str, Any]]:
     """The metadata of the latest materialization of each stage for document `key`."""
     graph = graph or product_graph
     found = {}
     for stage in stages:
         records = instance.fetch_materializations(
-            AssetRecordsFilter(asset_key=graph.key(stage), asset_partitions=[key]), limit=1).records
+            AssetRecordsFilter(asset_key=graph.key(stage), asset_partitions=[key]), limit=1
+        ).records
         if records and records[0].asset_materialization is not None:
             found[stage] = plain_metadata(records[0].asset_materialization.metadata)
     return found
@@ -304,9 +342,16 @@ def on_workers(settings: Settings, graph: IngestionGraph) -> bool:
     return settings.executor == "celery" and graph.prefix is None
 
 
-def materialize_document(settings: Settings, instance: DagsterInstance, key: str, stages: list[str],
-                         source: Path, on_stage: Callable[[StageReport], None] | None = None,
-                         graph: IngestionGraph | None = None, orchestrators: Executor | None = None) -> IngestOutcome:
+def materialize_document(
+    settings: Settings,
+    instance: DagsterInstance,
+    key: str,
+    stages: list[str],
+    source: Path,
+    on_stage: Callable[[StageReport], None] | None = None,
+    graph: IngestionGraph | None = None,
+    orchestrators: Executor | None = None,
+) -> IngestOutcome:
     """One run for one document, materializing `stages` (and their checks); `on_stage(report)`
     is called as each stage's step succeeds or fails. On Celery workers, the run is
     orchestrated in one of the `orchestrators` processes when given, else here."""
@@ -319,8 +364,11 @@ def materialize_document(settings: Settings, instance: DagsterInstance, key: str
             # imported only when chosen: Celery is not needed otherwise
             from rag_assets.defs.ingestion.celery_runs import finished_run, orchestrate
 
-            run_id = (orchestrators.submit(orchestrate, settings, stages, key, tags).result() if orchestrators
-                      else orchestrate(settings, stages, key, tags, instance))
+            run_id = (
+                orchestrators.submit(orchestrate, settings, stages, key, tags).result()
+                if orchestrators
+                else orchestrate(settings, stages, key, tags, instance)
+            )
             # the workers stored the steps' events: read back now that the run is over
             result = finished_run(instance, run_id)
             for entry in result.entries:
@@ -329,20 +377,39 @@ def materialize_document(settings: Settings, instance: DagsterInstance, key: str
             run_id = str(uuid.uuid4())  # Dagster's own run ids are uuid4 strings
             instance.add_event_listener(run_id, events)
             result = stage_job(graph, stages, resources).execute_in_process(
-                run_config=QUIET_CONSOLE, instance=instance, partition_key=key, raise_on_error=False,
-                tags=tags, run_id=run_id)
+                run_config=QUIET_CONSOLE,
+                instance=instance,
+                partition_key=key,
+                raise_on_error=False,
+                tags=tags,
+                run_id=run_id,
+            )
     finally:
         stage_reports, run_metadata = events.stages, events.metadata
         events.detach()
     if not result.success:
         status = "refused" if refused_for_budget(result.all_events) else "failed"
-        return IngestOutcome(key, source, status, failure_message(result.all_events), result.run_id,
-                             stages=stage_reports, failed_checks=failed_checks(result.all_events),
-                             metadata=run_metadata)
+        return IngestOutcome(
+            key,
+            source,
+            status,
+            failure_message(result.all_events),
+            result.run_id,
+            stages=stage_reports,
+            failed_checks=failed_checks(result.all_events),
+            metadata=run_metadata,
+        )
     earlier = recorded_metadata(instance, key, [s for s in STAGES if s not in stages], graph)
     metadata = {**earlier, **run_metadata}
-    return IngestOutcome(key, source, "indexed", run_id=result.run_id, warnings=_warnings(metadata),
-                         stages=stage_reports, metadata=metadata)
+    return IngestOutcome(
+        key,
+        source,
+        "indexed",
+        run_id=result.run_id,
+        warnings=_warnings(metadata),
+        stages=stage_reports,
+        metadata=metadata,
+    )
 
 
 def ingest(
@@ -366,8 +433,11 @@ def ingest(
     known = set(instance.get_dynamic_partitions(graph.partitions.name))
     instance.add_dynamic_partitions(graph.partitions.name, [key for key in keys if key not in known])
     observe_sources(instance, graph, settings, keys)
-    plan = ({key: list(STAGES) for key in keys} if force
-            else stages_to_run(instance, graph, resources_for(settings, graph), keys))
+    plan = (
+        {key: list(STAGES) for key in keys}
+        if force
+        else stages_to_run(instance, graph, resources_for(settings, graph), keys)
+    )
     for key in keys:
         if absent := absent_from_store(settings, key):
             plan[key] = graph.downstream([*plan[key], *absent])
@@ -383,23 +453,35 @@ def ingest(
         settle(IngestOutcome(safe_file_name(path.name), path, "refused", f"{printable(path)}: {reason}"))
     for key in [k for k in keys if not plan[k]]:
         metadata = recorded_metadata(instance, key, STAGES, graph)
-        settle(IngestOutcome(key, registration.paths[key], "unchanged", warnings=_warnings(metadata),
-                             metadata=metadata))
+        settle(
+            IngestOutcome(key, registration.paths[key], "unchanged", warnings=_warnings(metadata), metadata=metadata)
+        )
     pending = [k for k in keys if plan[k]]
 
     def materialize(key: str, number: int, orchestrators: Executor | None = None) -> IngestOutcome:
         report = (lambda stage_report: on_stage(stage_report, number, total)) if on_stage else None
-        return materialize_document(settings, instance, key, plan[key], registration.paths[key], on_stage=report,
-                                    graph=graph, orchestrators=orchestrators)
+        return materialize_document(
+            settings,
+            instance,
+            key,
+            plan[key],
+            registration.paths[key],
+            on_stage=report,
+            graph=graph,
+            orchestrators=orchestrators,
+        )
 
     if on_workers(settings, graph) and pending:
         # Several documents in flight, their steps on the workers. Each run is orchestrated in
         # a process of its own: Dagster sets up a run's logging with logging.config.dictConfig,
         # which deadlocks against another run logging in the same process.
-        with (ProcessPoolExecutor(settings.celery_runs, mp_context=multiprocessing.get_context("spawn")) as processes,
-              ThreadPoolExecutor(settings.celery_runs, thread_name_prefix="celery-run") as threads):
-            futures = [threads.submit(materialize, key, len(outcomes) + n, processes)
-                       for n, key in enumerate(pending, start=1)]
+        with (
+            ProcessPoolExecutor(settings.celery_runs, mp_context=multiprocessing.get_context("spawn")) as processes,
+            ThreadPoolExecutor(settings.celery_runs, thread_name_prefix="celery-run") as threads,
+        ):
+            futures = [
+                threads.submit(materialize, key, len(outcomes) + n, processes) for n, key in enumerate(pending, start=1)
+            ]
             for future in as_completed(futures):
                 settle(future.result())
     else:
@@ -412,8 +494,9 @@ def ingest(
     return outcomes
 
 
-def duplicate_outcome(instance: DagsterInstance, path: Path, owner: str,
-                      original: IngestOutcome | None) -> IngestOutcome:
+def duplicate_outcome(
+    instance: DagsterInstance, path: Path, owner: str, original: IngestOutcome | None
+) -> IngestOutcome:
     """A file holding the same bytes as document `owner`: indexed once when the original is,
     else refused or failed as the original was (its `original` outcome in this ingest, else
     its latest run), with the original's reason."""
@@ -431,13 +514,18 @@ def latest_run_outcome(instance: DagsterInstance, key: str) -> tuple[str, str]:
     runs = instance.get_runs(RunsFilter(tags={"dagster/partition": key}), limit=1)
     if not runs or runs[0].status != DagsterRunStatus.FAILURE:
         return "indexed", ""
-    events = [entry.dagster_event for entry in instance.all_logs(
-        runs[0].run_id, of_type={DagsterEventType.STEP_FAILURE, DagsterEventType.ASSET_CHECK_EVALUATION})]
+    events = [
+        entry.dagster_event
+        for entry in instance.all_logs(
+            runs[0].run_id, of_type={DagsterEventType.STEP_FAILURE, DagsterEventType.ASSET_CHECK_EVALUATION}
+        )
+    ]
     return ("refused" if refused_for_budget(events) else "failed"), failure_message(events)
 
 
-def run_withdrawal(instance: DagsterInstance, graph: IngestionGraph, job_def, settings: Settings,
-                   document_ids: list[str]) -> bool:
+def run_withdrawal(
+    instance: DagsterInstance, graph: IngestionGraph, job_def, settings: Settings, document_ids: list[str]
+) -> bool:
     """Delete the documents' partitions, then run the withdrawal job on them (both indexes,
     artifacts, publication, registry)."""
     from rag_assets.defs.ingestion.jobs import withdraw_run_config
@@ -445,9 +533,12 @@ def run_withdrawal(instance: DagsterInstance, graph: IngestionGraph, job_def, se
     for key in document_ids:
         if instance.has_dynamic_partition(graph.partitions.name, key):
             instance.delete_dynamic_partition(graph.partitions.name, key)
-    result = job_def.execute_in_process(run_config={**withdraw_run_config(job_def, document_ids), **QUIET_CONSOLE},
-                                        instance=instance, resources=resources_for(settings, graph),
-                                        raise_on_error=False)
+    result = job_def.execute_in_process(
+        run_config={**withdraw_run_config(job_def, document_ids), **QUIET_CONSOLE},
+        instance=instance,
+        resources=resources_for(settings, graph),
+        raise_on_error=False,
+    )
     return result.success
 
 
@@ -467,6 +558,12 @@ def stage_records(instance: DagsterInstance) -> list[dict[str, Any]]:
                 materialization = event.step_materialization_data.materialization
                 metadata[materialization.asset_key.path[-1]] = plain_metadata(materialization.metadata)
             elif step in started:
-                found.append({"document": run.tags.get("dagster/partition"), "stage": step,
-                              "seconds": entry.timestamp - started[step], "metadata": metadata.get(step, {})})
+                found.append(
+                    {
+                        "document": run.tags.get("dagster/partition"),
+                        "stage": step,
+                        "seconds": entry.timestamp - started[step],
+                        "metadata": metadata.get(step, {}),
+                    }
+                )
     return found

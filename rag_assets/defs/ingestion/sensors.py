@@ -32,8 +32,13 @@ def evaluate_inbox(settings: Settings, partitions: list[str], cursor: str | None
         return SkipReason(f"nothing new in {settings.inbox}")
     requests = []
     if gone:
-        requests.append(RunRequest(job_name=withdraw_job.name, run_config=withdraw_run_config(withdraw_job, gone),
-                                   tags={"rag_assets/reason": "deleted from the inbox"}))
+        requests.append(
+            RunRequest(
+                job_name=withdraw_job.name,
+                run_config=withdraw_run_config(withdraw_job, gone),
+                tags={"rag_assets/reason": "deleted from the inbox"},
+            )
+        )
     return SensorResult(
         run_requests=requests,
         asset_events=source_observations(product_graph, changed),
@@ -46,8 +51,12 @@ def evaluate_inbox(settings: Settings, partitions: list[str], cursor: str | None
 
 
 # Running by default: dropping a file in the inbox is how users expect to add it.
-@sensor(jobs=[withdraw_job], minimum_interval_seconds=30, default_status=DefaultSensorStatus.RUNNING,
-        description="Watches the inbox folder ($RAG_ASSETS_INBOX): adds and deletes partitions, observes files.")
+@sensor(
+    jobs=[withdraw_job],
+    minimum_interval_seconds=30,
+    default_status=DefaultSensorStatus.RUNNING,
+    description="Watches the inbox folder ($RAG_ASSETS_INBOX): adds and deletes partitions, observes files.",
+)
 def inbox_sensor(context: SensorEvaluationContext, knowledge: KnowledgeStoreResource):
     partitions = context.instance.get_dynamic_partitions(product_graph.partitions.name)
     return evaluate_inbox(knowledge.settings(), partitions, context.cursor)

@@ -1,7 +1,6 @@
 """Weekly housekeeping of the indexes: an op job, outside the asset lineage (it changes
 how the indexes are stored, not what they hold), and its schedule."""
 
-
 import datetime as dt
 
 from dagster import (
@@ -45,8 +44,9 @@ def _figures_metadata(result: dict) -> dict:
 
 
 @op(description="LanceDB optimize(): compacts fragments, removes files of old versions.")
-def compact_dense_index(context: OpExecutionContext, config: CompactDenseConfig,
-                        knowledge: KnowledgeStoreResource) -> Output[dict]:
+def compact_dense_index(
+    context: OpExecutionContext, config: CompactDenseConfig, knowledge: KnowledgeStoreResource
+) -> Output[dict]:
     directory = KnowledgeStore(knowledge.settings().store).lancedb_dir
     if not directory.exists():
         result = {"skipped": f"no LanceDB folder at {directory}", "seconds": 0.0}
@@ -58,9 +58,13 @@ def compact_dense_index(context: OpExecutionContext, config: CompactDenseConfig,
 
 # Same pool as the lexical_index asset: Dagster serializes the Tantivy writers, the file
 # lock in LexicalIndex._writer() covers writers outside Dagster.
-@op(description="Tantivy: compacts the entries into fresh segments, garbage-collects unused files.", pool="tantivy_writer")
-def merge_lexical_index(context: OpExecutionContext, config: MergeLexicalConfig,
-                        knowledge: KnowledgeStoreResource) -> Output[dict]:
+@op(
+    description="Tantivy: compacts the entries into fresh segments, garbage-collects unused files.",
+    pool="tantivy_writer",
+)
+def merge_lexical_index(
+    context: OpExecutionContext, config: MergeLexicalConfig, knowledge: KnowledgeStoreResource
+) -> Output[dict]:
     directory = KnowledgeStore(knowledge.settings().store).tantivy_dir
     if not (directory / "meta.json").exists():
         result = {"skipped": f"no Tantivy index at {directory}", "seconds": 0.0}
@@ -70,9 +74,12 @@ def merge_lexical_index(context: OpExecutionContext, config: MergeLexicalConfig,
     return Output(result, metadata=_figures_metadata(result))
 
 
-@job(name="maintenance", executor_def=in_process_executor,
-     description="Index housekeeping: LanceDB compaction and old-version cleanup, Tantivy segment merge. "
-                 "Safe while readers search.")
+@job(
+    name="maintenance",
+    executor_def=in_process_executor,
+    description="Index housekeeping: LanceDB compaction and old-version cleanup, Tantivy segment merge. "
+    "Safe while readers search.",
+)
 def maintenance_job():
     compact_dense_index()
     merge_lexical_index()
