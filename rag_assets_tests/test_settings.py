@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from rag_assets.retrieve.fusion import Fusion
 from rag_assets.object_store import ObjectStore
+from rag_assets.retrieve.fusion import Fusion
 from rag_assets.settings import PROJECT_ROOT, Settings, load_settings
 
 VARIABLES = [

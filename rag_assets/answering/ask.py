@@ -10,23 +10,23 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
+from rag_assets.answering.citations import build_registry
 from rag_assets.answering.config import endpoints_from_settings
 from rag_assets.answering.extractive import ExtractiveAnswerer
-from rag_assets.answering.highlight import attach as attach_evidence
 from rag_assets.answering.generation import Endpoint, EndpointsExhausted, LLMClient, generate_answer
+from rag_assets.answering.highlight import attach as attach_evidence
 from rag_assets.answering.log import AnswerLog, log_path_for
 from rag_assets.answering.memory import identifier, thread_owner, thread_store_for
-from rag_assets.index.records import PUBLIC_GROUP
-from rag_assets.retrieve.limits import checked_question
 from rag_assets.answering.model import NO_SOURCE, Answer, Paragraph
+from rag_assets.answering.premises import check_premises, none_such_first, premise_passage, premise_reasons, prompt_note
 from rag_assets.answering.retrieval import RetrievalOptions, Retriever
 from rag_assets.answering.router import route as route_message
 from rag_assets.answering.router import route_by_rules
-from rag_assets.answering.citations import build_registry
-from rag_assets.language import detect_language as language_of
 from rag_assets.answering.verification import verify
-from rag_assets.answering.premises import check_premises, none_such_first, premise_passage, premise_reasons, prompt_note
 from rag_assets.answering.withholding import not_an_answer, withhold
+from rag_assets.index.records import PUBLIC_GROUP
+from rag_assets.language import detect_language as language_of
+from rag_assets.retrieve.limits import checked_question
 
 
 @dataclass

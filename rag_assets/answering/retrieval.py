@@ -20,18 +20,18 @@ import math
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from rag_assets.answering.model import FOUND, NO_SOURCE, SubQuestion
 from rag_assets.answering.citations import document_amendments
 from rag_assets.answering.figures import figures, wanted_kinds
 from rag_assets.answering.gate import GateModel
+from rag_assets.answering.model import FOUND, NO_SOURCE, SubQuestion
 from rag_assets.answering.terms import TermWeights
+from rag_assets.index.amendments import FOLDER, GROUPS, Amendments
+from rag_assets.index.filters import reader_groups
+from rag_assets.index.records import PUBLIC_GROUP
 from rag_assets.language import detect_language as language_of
 from rag_assets.retrieve.branches import branches_of_text
-from rag_assets.retrieve.query import analyze, content_terms
-from rag_assets.index.amendments import FOLDER, GROUPS, Amendments
-from rag_assets.index.records import PUBLIC_GROUP
-from rag_assets.index.filters import reader_groups
 from rag_assets.retrieve.limits import QueryRefused
+from rag_assets.retrieve.query import analyze, content_terms
 
 
 @dataclass

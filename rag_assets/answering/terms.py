@@ -7,7 +7,6 @@ answerer) and a paragraph against its sources (verification).
 
 from __future__ import annotations
 
-
 # A question's word and a passage's word of one family ("voisin" / "voisinage", "mitoyen" /
 # "mitoyenneté", "couvert" / "couverture") keep different stems: Snowball strips inflections,
 # not derivations. A stem of at least PREFIX_MIN letters that opens the other counts for

@@ -11,7 +11,6 @@ from tqdm import tqdm
 
 from rag_assets.errors import printable
 
-
 # Figures a stage line shows, from the stage's materialization metadata: key -> (singular, plural).
 COUNTS = {
     "pages": ("page", "pages"),

@@ -19,9 +19,7 @@ from typing import Callable
 
 import numpy as np
 
-from rag_assets.retrieve.knowledge_base import KnowledgeBase
 from rag_assets.embedding import get_embedder
-from rag_assets.hashing import sha256_file
 from rag_assets.evaluation import context as context_mod
 from rag_assets.evaluation import metrics as m
 from rag_assets.evaluation import provenance, reporting, targets
@@ -29,6 +27,8 @@ from rag_assets.evaluation.engines import DEPTH, RERANK_DEPTH, QueryRequest, ref
 from rag_assets.evaluation.evidence import TextUnit, document_matches, relevant_units
 from rag_assets.evaluation.questions import load_questions
 from rag_assets.evaluation.splits import check_split, in_split, queries_in_split
+from rag_assets.hashing import sha256_file
+from rag_assets.retrieve.knowledge_base import KnowledgeBase
 from rag_assets.settings import Settings
 from rag_assets.store import KnowledgeStore
 

@@ -47,8 +47,8 @@ from rag_assets.answering.gate import FEATURES, MODEL_PATH, GateModel
 from rag_assets.answering.retrieval import Retriever
 from rag_assets.evaluation import provenance, targets
 from rag_assets.evaluation.evaluate import golden_inputs
-from rag_assets.evaluation.splits import in_split
 from rag_assets.evaluation.questions import load_questions
+from rag_assets.evaluation.splits import in_split
 from rag_assets.settings import PROJECT_ROOT
 
 # the golden sets, each asked of its own store and of the others'

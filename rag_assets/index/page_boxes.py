@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import unicodedata
 
-
 # typographic variants a PDF and Docling's text may write differently ("d’un" / "d'un", "–" / "-")
 _VARIANTS = str.maketrans(
     {

@@ -14,10 +14,10 @@ from typing import Iterable
 
 from rag_assets.errors import DocumentError, printable
 from rag_assets.hashing import sha256_file
-from rag_assets.settings import Settings
 from rag_assets.index.records import load_source_record
 from rag_assets.ingest.sidecars import SIDECAR_SUFFIX, metadata_files
 from rag_assets.ingest.sources import MEDIA_TYPES
+from rag_assets.settings import Settings
 from rag_assets.store import KnowledgeStore, document_key_for, file_lock, read_json, write_json_atomic
 
 

@@ -13,32 +13,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pyarrow.compute as pc
 from docling_core.types.doc import DocItem, PictureItem, RefItem, SectionHeaderItem, TableItem, TitleItem
 from docling_core.types.doc.document import ContentLayer
-import pyarrow.compute as pc
 
-from rag_assets.ingest.boxes import PdfText
-from rag_assets.ingest.chunking import ParentChunker
-from rag_assets.index.dense import DenseIndex
 from rag_assets.embedding import VectorCache, cache_path_for, get_embedder
+from rag_assets.errors import BudgetExceeded, MetadataError
 from rag_assets.hashing import sha256_file, short_id
+from rag_assets.index.amendments import RefusedAmendment, refused_at_ingest, targets
+from rag_assets.index.dense import DenseIndex
 from rag_assets.index.lexical import LexicalDoc, LexicalIndex
 from rag_assets.index.publication import publish, published_version, withdraw
-from rag_assets.parsing.convert import convert_and_save_with_limit, load_document
-from rag_assets.errors import BudgetExceeded, MetadataError
-from rag_assets.ingest import refusals
-from rag_assets.parsing.budget import Budget, check_tokens
-from rag_assets.ingest.sections import Parent, build_parents, picture_text
-from rag_assets.settings import Settings
-from rag_assets.index.amendments import RefusedAmendment, refused_at_ingest, targets
 from rag_assets.index.records import SourceRecord, document_title, load_source_record
+from rag_assets.index.rows import CHILD_JSON_COLUMNS, PARENT_JSON_COLUMNS, read_rows, write_rows
+from rag_assets.ingest import refusals
+from rag_assets.ingest.boxes import PdfText
+from rag_assets.ingest.chunking import ParentChunker
+from rag_assets.ingest.sections import Parent, build_parents, picture_text
 from rag_assets.ingest.sources import document_version, ingest_source, metadata_top
+from rag_assets.parsing.budget import Budget, check_tokens
+from rag_assets.parsing.convert import convert_and_save_with_limit, load_document
 from rag_assets.retrieve.acronyms import DocumentAcronyms
 from rag_assets.retrieve.thesaurus import load_thesaurus
+from rag_assets.settings import Settings
 from rag_assets.store import KnowledgeStore, read_json, write_json_atomic
-from rag_assets.index.rows import CHILD_JSON_COLUMNS, PARENT_JSON_COLUMNS, read_rows, write_rows
 from rag_assets.versions import CODE_VERSIONS
-
 
 # The checks each stage reports, and whether a failure refuses the document (blocking).
 STAGE_CHECKS: dict[str, dict[str, bool]] = {

@@ -46,8 +46,8 @@ from docling.pipeline.standard_pdf_pipeline import RunContext, StandardPdfPipeli
 from docling_core.types.doc import DoclingDocument
 
 from rag_assets.hashing import sha256_file
-from rag_assets.parsing.budget import PAGES_IN_FLIGHT
 from rag_assets.parsing import invisible_text, text_layer
+from rag_assets.parsing.budget import PAGES_IN_FLIGHT
 from rag_assets.parsing.pdf_layout import (
     ACCEPT_SCORE,
     HEADER_BAND,

@@ -16,25 +16,25 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from rag_assets.index.dense import DenseIndex
 from rag_assets.embedding import QueryVectorCache, get_embedder
 from rag_assets.errors import StoreMismatchError
+from rag_assets.index.dense import DenseIndex
 from rag_assets.index.filters import SearchFilters
-from rag_assets.retrieve.fusion import PLAIN_RRF, Fusion, children_to_parents
-from rag_assets.retrieve.query import AnalyzedQuery, analyze
+from rag_assets.index.lexical import LexicalIndex
+from rag_assets.index.publication import pointer, read_publication
+from rag_assets.index.records import PUBLIC_GROUP, document_title, load_source_record
 from rag_assets.retrieve.acronyms import AcronymDictionary, extract, thesaurus_fingerprint
 from rag_assets.retrieve.branches import document_branches
 from rag_assets.retrieve.corpus import PublishedCorpus, document_acronyms
-from rag_assets.retrieve.feedback import Feedback
-from rag_assets.retrieve.thesaurus import load_thesaurus
-from rag_assets.retrieve.scope import DocumentIdentities, Scope, identity_text, take_turns
-from rag_assets.retrieve.limits import checked_question
-from rag_assets.index.lexical import LexicalIndex
-from rag_assets.settings import Settings, load_settings
-from rag_assets.index.records import PUBLIC_GROUP, document_title, load_source_record
-from rag_assets.index.publication import pointer, read_publication
 from rag_assets.retrieve.definitions import defined_term, glossary_text, writes_term
+from rag_assets.retrieve.feedback import Feedback
+from rag_assets.retrieve.fusion import PLAIN_RRF, Fusion, children_to_parents
+from rag_assets.retrieve.limits import checked_question
+from rag_assets.retrieve.query import AnalyzedQuery, analyze
 from rag_assets.retrieve.reranking import reranker_from_spec
+from rag_assets.retrieve.scope import DocumentIdentities, Scope, identity_text, take_turns
+from rag_assets.retrieve.thesaurus import load_thesaurus
+from rag_assets.settings import Settings, load_settings
 from rag_assets.store import KnowledgeStore
 
 

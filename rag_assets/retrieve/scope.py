@@ -35,9 +35,9 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from itertools import zip_longest
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import zip_longest
 
 from rag_assets.retrieve.query import AnalyzedQuery, analyze
 from rag_assets.retrieve.thesaurus import Thesaurus

@@ -359,9 +359,9 @@ def test_fallback_to_the_next_endpoint_after_a_timeout(kb):
 
 
 def test_injected_passage_reaches_the_model_only_as_delimited_flagged_data(kb):
+    from rag_assets.answering.citations import build_registry
     from rag_assets.answering.generation import LLMClient, generate_answer
     from rag_assets.answering.model import SubQuestion
-    from rag_assets.answering.citations import build_registry
 
     parents = [
         next(p["parent_id"] for p in kb.iter_parents() if marker in p["text"])

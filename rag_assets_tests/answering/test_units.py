@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from rag_assets.answering.citations import element_label, format_pages
 from rag_assets.answering.router import route_by_rules, small_talk, split_comparison
 from rag_assets.answering.safety import looks_like_instruction
-from rag_assets.answering.citations import element_label, format_pages
 from rag_assets.answering.verification import check_numbers, quote_in
 
 

@@ -3,17 +3,15 @@ executor) on the sample corpus, with the invariants checked by the asset checks.
 
 from __future__ import annotations
 
-
 import pytest
 from dagster import AssetRecordsFilter
 
-from rag_assets.retrieve.knowledge_base import KnowledgeBase
 from rag_assets.defs.ingestion.assets import ingestion_assets
-from rag_assets.ingest.stages import STAGE_CHECKS
 from rag_assets.defs.ingestion.runs import ingest
 from rag_assets.index.dense import DenseIndex
 from rag_assets.index.lexical import LexicalIndex
-from rag_assets.ingest.stages import load_children, load_parents
+from rag_assets.ingest.stages import STAGE_CHECKS, load_children, load_parents
+from rag_assets.retrieve.knowledge_base import KnowledgeBase
 from rag_assets.store import KnowledgeStore
 
 SAMPLE_COUNT = 5

@@ -7,9 +7,9 @@ import pytest
 from rag_assets.errors import DocumentError
 from rag_assets.evaluation.benchmarks import Benchmark, BenchmarkSpec, load_benchmark, read_qrels, slice_benchmark
 from rag_assets.evaluation.targets import write_shards
-from rag_assets.parsing.records import convert_records
 from rag_assets.ingest.sections import build_parents
 from rag_assets.ingest.sources import MEDIA_TYPES
+from rag_assets.parsing.records import convert_records
 
 
 def test_qrels_in_beir_and_trec_layouts(tmp_path):

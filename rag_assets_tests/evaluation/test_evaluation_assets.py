@@ -15,7 +15,7 @@ from rag_assets.commands.evaluate import add_eval_parser, eval_options
 from rag_assets.defs.evaluation.assets import CORPORA, nightly_benchmarks, options_schema
 from rag_assets.defs.evaluation.runs import run_evaluation
 from rag_assets.defs.ingestion.assets import STAGES
-from rag_assets.defs.ingestion.runs import stale_or_missing, resources_for
+from rag_assets.defs.ingestion.runs import resources_for, stale_or_missing
 from rag_assets.defs.instance import open_instance
 from rag_assets.evaluation import reporting, targets
 from rag_assets.evaluation.ablation import ablation

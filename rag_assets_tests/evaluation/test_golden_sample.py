@@ -7,8 +7,8 @@ import polars as pl
 import pytest
 
 from rag_assets.evaluation import reporting
-from rag_assets.evaluation.questions import load_questions
 from rag_assets.evaluation.evaluate import EvalOptions, evaluate
+from rag_assets.evaluation.questions import load_questions
 from rag_assets.evaluation.targets import GOLDEN
 
 

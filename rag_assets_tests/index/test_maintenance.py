@@ -16,7 +16,6 @@ import numpy as np
 import pytest
 from dagster import DagsterInstance, DefaultScheduleStatus, Definitions, build_schedule_context
 
-from rag_assets.index import maintenance
 from rag_assets.defs.maintenance.assets import (
     maintenance_job,
     maintenance_jobs,
@@ -24,6 +23,7 @@ from rag_assets.defs.maintenance.assets import (
     maintenance_schedules,
 )
 from rag_assets.defs.resources import KnowledgeStoreResource
+from rag_assets.index import maintenance
 from rag_assets.index.dense import TABLE, DenseIndex
 from rag_assets.index.filters import SearchFilters
 from rag_assets.index.lexical import LexicalDoc, LexicalIndex

@@ -3,8 +3,8 @@
 import pytest
 from docling.document_converter import DocumentConverter
 
-from rag_assets.ingest.chunking import ParentChunker
 from rag_assets.embedding import get_embedder
+from rag_assets.ingest.chunking import ParentChunker
 from rag_assets.ingest.sections import build_parents
 
 ROWS = "\n".join(f"| Sinistre {i} | Zone {i % 3} | {1000 + i} 000 € |" for i in range(120))

@@ -37,9 +37,9 @@ from pathlib import Path
 
 import pytest
 
+from rag_assets.ingest.sections import Block, Parent, build_parents
 from rag_assets.parsing.convert import convert_with_report
 from rag_assets.parsing.structure import apply_structure
-from rag_assets.ingest.sections import Block, Parent, build_parents
 from rag_assets_tests.parsing.test_text_layer import FRENCH, _fpdf, _page_image, _require_ocr, _shift_fonts
 
 pytestmark = pytest.mark.slow  # real pages converted one by one (about a minute)

@@ -2,9 +2,9 @@ import shutil
 
 import pytest
 
-from rag_assets.retrieve.knowledge_base import KnowledgeBase
-from rag_assets.index.dense import DenseIndex
 from rag_assets.errors import StoreMismatchError
+from rag_assets.index.dense import DenseIndex
+from rag_assets.retrieve.knowledge_base import KnowledgeBase
 from rag_assets.store import KnowledgeStore
 
 

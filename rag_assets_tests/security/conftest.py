@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import pytest
 
-
 # -- a small store ingested through Dagster with hostile names, links and passages ---------------
 
 INJECTED = (

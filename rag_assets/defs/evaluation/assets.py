@@ -69,13 +69,13 @@ from rag_assets.defs.evaluation.corpus_state import (
     latest_materialization,
 )
 from rag_assets.defs.ingestion.assets import IngestionGraph, build_ingestion_graph
-from rag_assets.defs.ingestion.runs import observe_sources, run_withdrawal
 from rag_assets.defs.ingestion.jobs import build_withdraw_job
+from rag_assets.defs.ingestion.runs import observe_sources, run_withdrawal
 from rag_assets.defs.resources import KnowledgeStoreResource
 from rag_assets.evaluation import provenance, targets
+from rag_assets.evaluation.answers import has_answers
 from rag_assets.evaluation.evaluate import EvalOptions, EvaluationError, evaluate
 from rag_assets.evaluation.reporting import failure_headline, image_markdown, markdown_table
-from rag_assets.evaluation.answers import has_answers
 from rag_assets.ingest import planning
 from rag_assets.store import KnowledgeStore, document_key_for
 

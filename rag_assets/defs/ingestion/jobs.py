@@ -3,9 +3,9 @@ documents, and the sensor that evaluates the stages' automation conditions."""
 
 from dagster import (
     AssetSelection,
+    AutomationConditionSensorDefinition,
     Config,
     DefaultSensorStatus,
-    AutomationConditionSensorDefinition,
     OpExecutionContext,
     define_asset_job,
     in_process_executor,

@@ -38,20 +38,20 @@ from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, Temp
 from dagster._core.definitions.data_version import CachingStaleStatusResolver, StaleStatus
 from dagster._time import get_current_datetime
 
-from rag_assets.ingest import planning
 from rag_assets.defs.ingestion.assets import (
+    REFUSED_METADATA,
     STAGES,
     IngestionGraph,
     build_ingestion_graph,
     product_graph,
     source_observations,
     source_versions,
-    REFUSED_METADATA,
 )
-from rag_assets.errors import printable
-from rag_assets.store import KnowledgeStore, safe_file_name
 from rag_assets.defs.resources import KnowledgeStoreResource
+from rag_assets.errors import printable
+from rag_assets.ingest import planning
 from rag_assets.settings import Settings
+from rag_assets.store import KnowledgeStore, safe_file_name
 
 # The event log keeps every message for the UI; the terminal only needs warnings.
 QUIET_CONSOLE = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}

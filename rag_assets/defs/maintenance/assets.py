@@ -15,8 +15,8 @@ from dagster import (
     op,
 )
 
-from rag_assets.index import maintenance
 from rag_assets.defs.resources import KnowledgeStoreResource
+from rag_assets.index import maintenance
 from rag_assets.store import KnowledgeStore
 
 
