@@ -568,9 +568,6 @@ def _build_docx(path: Path) -> None:
             para.alignment = WD_ALIGN_PARAGRAPH.CENTER
         elif kind == "p":
             doc.add_paragraph(text)
-        elif kind == "keep":
-            if pdf.get_y() + float(payload) > pdf.h - pdf.b_margin:
-                pdf.add_page()
         elif kind == "table":
             table = doc.add_table(rows=1, cols=len(SLA_HEADER))
             table.style = "Table Grid"
