@@ -224,14 +224,10 @@ def expected_of(question: Question) -> Expected:
     head = answer_head(answer)
     body = _POLARITY.sub("", head)
     in_question = figures(question.question)
-    own = lambda fs: [
-        f
-        for f in fs
-        if not (
-            question.trap == "false-number"  # noqa: E731
-            and any(same_figure(f, g) for g in in_question)
-        )
-    ]
+
+    def own(fs):
+        return [f for f in fs if not (question.trap == "false-number" and any(same_figure(f, g) for g in in_question))]
+
     head_figures = own(figures(body))
     all_figures = own(figures(re.sub(r"\([^)]*\)", " ", answer)))
     if question.trap == "false-number" and not head_figures:  # "Non : 380 € …, mais 1520 €": the right one
