@@ -72,9 +72,9 @@ def _cells(line: str) -> list[str]:
 def _table_units(block_text: str, caption: str | None) -> list[tuple[str, str, str, str]]:
     """(row line verbatim, row shown with its headers, header line, headers of its filled
     cells) per data row."""
-    lines = [l for l in block_text.split("\n") if l.strip().startswith("|")]
+    lines = [line for line in block_text.split("\n") if line.strip().startswith("|")]
     if len(lines) < 3:
-        return [(l, l, "", "") for l in lines]
+        return [(line, line, "", "") for line in lines]
     header = _cells(lines[0])
     # a row's column headers are its own words when they tell its cells apart ("Arbitrage :
     # non ; Équilibre : oui"); a word every value column's header writes ("RAQVAM arbitrage,

@@ -91,4 +91,4 @@ class AnswerLog:
     def read(self) -> list[dict]:
         if not self.path.exists():
             return []
-        return [json.loads(l) for l in self.path.read_text(encoding="utf-8").splitlines() if l.strip()]
+        return [json.loads(line) for line in self.path.read_text(encoding="utf-8").splitlines() if line.strip()]

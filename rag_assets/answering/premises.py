@@ -621,7 +621,7 @@ def absence_premises(
         labels = sorted(
             {label for _, language, label in concept.all_labels() if language == "fr"}, key=len, reverse=True
         )
-        pattern = re.compile(_NONE_OF + "(?:" + "|".join(_label_pattern(l) for l in labels) + r")\b")
+        pattern = re.compile(_NONE_OF + "(?:" + "|".join(_label_pattern(label) for label in labels) + r")\b")
         for unit in units:
             if pattern.search(_fold(unit.text)):
                 found.append((score(unit), entry["label"], unit))
