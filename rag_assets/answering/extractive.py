@@ -232,13 +232,17 @@ LABEL_FACTOR = 0.5
 WANTED_FIGURE_BONUS = 0.1  # a unit holding a figure of the kind the question asks for
 SIBLING_CODES = 2  # a unit naming the asked "niveau 3" and this many other levels lists them, it answers none
 NEAR_DUPLICATE = 0.85  # share of analysed terms two sentences share to be the same clause twice
-OTHER_PASSAGE = 0.1  # the last sentence slot discounts passages already quoted by this share (golden-insurance dev: citation 44/48 at 0.05–0.2, 43 at 0)
+# the last sentence slot discounts passages already quoted by this share
+# (golden-insurance dev: citation 44/48 at 0.05–0.2, 43 at 0)
+OTHER_PASSAGE = 0.1
 FIGURES_ROW_FACTOR = 0.8  # golden-insurance dev citation 46/50 -> 47/50 at 0.7-0.9, test unchanged
 # a table row whose label's band holds the question's own figure, and one whose band does not
 # (set a priori: golden-insurance dev answers are the same with and without them)
 BAND_BONUS = 0.15
 BAND_MISS = 0.5
-RANK_DISCOUNT = 0.025  # a unit's score shrinks by this share per rank of its parent (golden-insurance dev, PDF stages v6: citation 40/48 at 0.025, 39 at 0.0125, 38 at 0, 37 at 0.05)
+# a unit's score shrinks by this share per rank of its parent
+# (golden-insurance dev, PDF stages v6: citation 40/48 at 0.025, 39 at 0.0125, 38 at 0, 37 at 0.05)
+RANK_DISCOUNT = 0.025
 
 
 class ExtractiveAnswerer:

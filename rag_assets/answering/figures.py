@@ -324,7 +324,8 @@ _ASKS = [
         MONEY,
         re.compile(
             r"\b(?:combien(?! de (?:temps|jours?|mois|ans|ann[ée]es|semaines?|nuits?|heures?))|montants?|"
-            r"plafonds?|plafonn[ée]e?s?|franchises?|prix|co[uû]ts?|rembours\w*|indemni\w*|capital|(?<!nous )sommes?(?!-nous)|"
+            r"plafonds?|plafonn[ée]e?s?|franchises?|prix|co[uû]ts?|rembours\w*|indemni\w*|capital|"
+            r"(?<!nous )sommes?(?!-nous)|"
             r"tarifs?|cotisations?|how much|limit|deductible)\b|€",
             re.IGNORECASE,
         ),

@@ -36,7 +36,8 @@ PASSAGES = 4  # passages read for the value the sources give (the answer shows f
 _CONFIRM = re.compile(
     r"c['’]est (?:bien |vraiment |exactement )?(?:ça|ca|exact|vrai|juste|correct|bien le|bien la|bien les|bien ce)"
     r"|n['’]est[- ]ce pas|\bconfirme[rz]?\b|\bon m['’]a (?:dit|annonc[ée]|indiqu[ée]|affirm[ée])|\bon me dit\b"
-    r"|\bm['’]a (?:dit|annonc[ée]|indiqu[ée]|affirm[ée])\b|\bon m['’]annonce\b|\best[- ](?:il|elle|ce) (?:bien|vraiment)\b"
+    r"|\bm['’]a (?:dit|annonc[ée]|indiqu[ée]|affirm[ée])\b|\bon m['’]annonce\b"
+    r"|\best[- ](?:il|elle|ce) (?:bien|vraiment)\b"
     r"|\b(?:est|sont)[- ](?:il|elle|ils|elles) (?:bien |vraiment )?(?:de|d['’]|à|égale?s? à|fixée?s? à|plafonnée?s? à)"
     r"|\bbien (?:de|à|égale?s?|fixée?s?|plafonnée?s?)\b|\bpourquoi\b|\bvraiment\b"
     # a premise the question builds on: "puisque la franchise est de 300 €, …", or hearsay it

@@ -121,8 +121,9 @@ _ENGLISH_SMALL_TALK = {
 }
 
 _EXPLANATION = re.compile(
-    r"\b(comment|pourquoi|expliqu\w*|d[ée]cri\w*|d[ée]taill\w*|en quoi consiste|quelles sont les (?:[ée]tapes|conditions|"
-    r"hypoth[èe]ses|modalit[ée]s|r[èe]gles)|que (?:dit|pr[ée]voit)|how|why|explain|describe|what are the (?:steps|conditions))\b",
+    r"\b(comment|pourquoi|expliqu\w*|d[ée]cri\w*|d[ée]taill\w*|en quoi consiste|"
+    r"quelles sont les (?:[ée]tapes|conditions|hypoth[èe]ses|modalit[ée]s|r[èe]gles)|que (?:dit|pr[ée]voit)|"
+    r"how|why|explain|describe|what are the (?:steps|conditions))\b",
     re.IGNORECASE,
 )
 _COMPARISON = re.compile(

@@ -25,13 +25,15 @@ from rag_assets.retrieve.limits import visible_text
 
 _PATTERNS = [
     # "ignore(z) les consignes / instructions / règles (précédentes)"
-    r"\b(ignore[rsz]?|oublie[rsz]?|ne tiens pas compte)\b[^.!?\n]{0,60}\b(consignes?|instructions?|r[èe]gles?|directives?|prompts?)\b",
+    r"\b(ignore[rsz]?|oublie[rsz]?|ne tiens pas compte)\b[^.!?\n]{0,60}"
+    r"\b(consignes?|instructions?|r[èe]gles?|directives?|prompts?)\b",
     r"\b(ignore|disregard|forget|override)\b[^.!?\n]{0,40}\b(previous|prior|above|earlier|all|your)\b[^.!?\n]{0,30}\b(instructions?|rules?|prompts?|guidelines?)\b",
     # "réponds 42 à toutes les questions", "answer 42 to every question"
     # ("réponds", not "répond": "le président répond à toutes les questions" is a fact)
     r"\b(r[ée]ponds|r[ée]pondez|answer|respond|reply)\b[^.!?\n]{0,40}\b(à|a|to)\s+(toutes?|tous|chaque|every|all|any)\b[^.!?\n]{0,20}\b(questions?|demandes?|requests?)\b",
     # ("act as" only as an order opening the sentence: "the Authority shall act as a mediator" is law)
-    r"\b(tu es d[ée]sormais|you are now|agis comme|nouvelles? consignes?|new instructions?|system prompt|prompt syst[èe]me)\b",
+    r"\b(tu es d[ée]sormais|you are now|agis comme|nouvelles? consignes?|new instructions?|system prompt"
+    r"|prompt syst[èe]me)\b",
     r"^\W*(?:please\s+)?(?:act as|pretend to be|behave as)\b",
 ]
 _REGEX = re.compile("|".join(f"(?:{p})" for p in _PATTERNS), re.IGNORECASE)

@@ -24,7 +24,8 @@ GUARANTEES = [
     "dommages électriques",
 ]
 CLAUSES = [
-    "La garantie {g} couvre les dommages matériels subis par les biens assurés au lieu désigné aux conditions particulières.",
+    "La garantie {g} couvre les dommages matériels subis par les biens assurés au lieu désigné "
+    "aux conditions particulières.",
     "Une franchise de {n} euros reste à la charge de l'assuré pour chaque sinistre {g}.",
     "Le plafond d'indemnisation de la garantie {g} est fixé à {m} euros par année d'assurance.",
     "L'assuré déclare le sinistre {g} dans un délai de {d} jours ouvrés à compter du jour où il en a connaissance.",

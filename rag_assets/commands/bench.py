@@ -193,7 +193,8 @@ def cmd_bench(args, settings) -> int:
     print(
         f"source: {source_root} ({len(source)} published documents, {real:,} children); "
         f"{len(questions)} questions of {args.questions.name} x {args.repeats}; embedder {settings.embedder}; "
-        f"{os.environ.get('OMP_NUM_THREADS', '?')} threads, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}"
+        f"{os.environ.get('OMP_NUM_THREADS', '?')} threads, {os.cpu_count()} cores, "
+        f"load average {os.getloadavg()[0]:.1f}"
     )
     print(
         f"scaled stores: real children replicated, each copy with {WORD_SHARE:.0%} of its words replaced and its "

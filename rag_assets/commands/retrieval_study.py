@@ -2,8 +2,10 @@
 golden set's dev split (ranx's optimize_fusion), and the ablation of the retrieval
 components on a split of a golden set or a benchmark, over an existing store (read only).
 
-    rag-assets tune-fusion golden-insurance --eval-store STORE    # writes evaluations/fusion-tuning-golden-insurance.json
-    rag-assets ablation golden-insurance --eval-store STORE --split test   # writes evaluations/ablations/golden-insurance-test.md
+    # writes evaluations/fusion-tuning-golden-insurance.json
+    rag-assets tune-fusion golden-insurance --eval-store STORE
+    # writes evaluations/ablations/golden-insurance-test.md
+    rag-assets ablation golden-insurance --eval-store STORE --split test
     rag-assets ablation piaf-dev --eval-store STORE --split test           # a benchmark's own queries and qrels
     rag-assets fit-gate        # the relevance gate fitted on the golden sets' dev split (their eval stores)
 """

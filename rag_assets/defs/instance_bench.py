@@ -10,7 +10,8 @@ does), adding 200 more one call each (a sensor's request per file), listing them
 one, recording a materialization for some of them, reading which are materialized, and
 the UI's own GraphQL query for a partitioned asset (partition keys, counts, statuses)
 against a code server started for the purpose, with the webserver's connection pool (the
-CLI and run workers open a connection per operation on PostgreSQL: dagster-postgres's NullPool). Prints milliseconds (median of repeats).
+CLI and run workers open a connection per operation on PostgreSQL: dagster-postgres's NullPool).
+Prints milliseconds (median of repeats).
 """
 
 from __future__ import annotations

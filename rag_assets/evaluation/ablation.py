@@ -256,7 +256,8 @@ def markdown(result: dict) -> str:
         "",
         f"Mean [95 % bootstrap CI, {result['bootstrap']['resamples']} resamples, seed "
         f"{result['bootstrap']['seed']}]; * = the paired difference's CI excludes 0. "
-        f"rrf = plain RRF (k = 60, equal weights), no scope, thesaurus, acronyms, glossary lead or PRF; bm25 and dense are "
+        "rrf = plain RRF (k = 60, equal weights), no scope, thesaurus, acronyms, glossary lead or PRF; "
+        "bm25 and dense are "
         f"its two engines; tuned fusion = `{result['tuned_fusion']}` "
         f"({result.get('tuned_on', 'dev split')}).",
     ]

@@ -273,7 +273,10 @@ JUDGE_PROMPT = (
 
 
 def judge(llm, question: str, expected: str, answer_text: str) -> dict:
-    user = f"Question : {question}\n\nRéponse attendue : {expected}\n\nRéponse de l'assistant :\n{answer_text or '(aucune réponse : aucune source trouvée)'}"
+    user = (
+        f"Question : {question}\n\nRéponse attendue : {expected}\n\n"
+        f"Réponse de l'assistant :\n{answer_text or '(aucune réponse : aucune source trouvée)'}"
+    )
     result = llm.complete(
         [{"role": "system", "content": JUDGE_PROMPT}, {"role": "user", "content": user}],
         "judge",

@@ -2,10 +2,10 @@
 
 A parent (or child) is relevant to an evidence item when it belongs to the evidence's
 document and its text, read with its own heading, either contains the quote or shares at
-least half of the quote's 4-word shingles. Text on both sides is normalized first (Unicode NFKC, accents and case folded,
-punctuation dropped, PDF hyphenation marks removed), so a quote taken from the source
-still matches after Docling's dash/quote normalisation or a table rendered as Markdown.
-Chunk ids are never stored in a question set.
+least half of the quote's 4-word shingles. Text on both sides is normalized first (Unicode
+NFKC, accents and case folded, punctuation dropped, PDF hyphenation marks removed), so a
+quote taken from the source still matches after Docling's dash/quote normalisation or a
+table rendered as Markdown. Chunk ids are never stored in a question set.
 """
 
 from __future__ import annotations

@@ -92,10 +92,9 @@ def text_table(summary: dict, metrics=HEADLINE) -> str:
     ]
     if failure_headline(summary):
         out.append(f"WARNING: {failure_headline(summary)}")
-        out += [
-            f"  {Path(f.get('file') or f.get('document')).name}: {(f.get('reason') or 'no reason recorded').splitlines()[0]}"
-            for f in summary["counts"]["failed_documents"]
-        ]
+        for f in summary["counts"]["failed_documents"]:
+            reason = (f.get("reason") or "no reason recorded").splitlines()[0]
+            out.append(f"  {Path(f.get('file') or f.get('document')).name}: {reason}")
     retrieval = summary["config"].get("retrieval")
     if retrieval:
         out.append(

@@ -1,8 +1,8 @@
 """Parents: one per section (heading path) of a DoclingDocument, in reading order.
 
 A parent's text is its blocks (paragraphs, list items, formulas, tables as Markdown,
-picture captions and the text set inside pictures) joined by blank lines; headings are not repeated in the text, they are
-the parent's heading path. A table is one block and is never split across parents;
+picture captions and the text set inside pictures) joined by blank lines; headings are not
+repeated in the text, they are the parent's heading path. A table is one block and is never split across parents;
 parents do not overlap and together cover every body item of the document.
 
 Real policies cut their text into many tiny sections ("a. Délai d'attente" / "Néant.",

@@ -14,9 +14,9 @@ their Python dependencies are installed.
 
 The OCR stage is ours too (``pdf_ocr.TextLayerOcrModel``): it drops text a
 reader cannot see (``invisible_text``), leaves a good text layer alone,
-repairs fonts with a shifted ToUnicode map and OCRs with Tesseract only the pages whose text layer is missing or garbled. It runs
-before layout (Docling's order is layout, then OCR of layout regions) so the
-layout stage sees the repaired or OCR'd cells.
+repairs fonts with a shifted ToUnicode map and OCRs with Tesseract only the pages whose
+text layer is missing or garbled. It runs before layout (Docling's order is layout, then
+OCR of layout regions) so the layout stage sees the repaired or OCR'd cells.
 
 The pipeline class is StandardPdfPipeline with that stage order and one stage
 swapped: heading levels from Docling's HeadingHierarchyModel are refined with

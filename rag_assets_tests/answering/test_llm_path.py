@@ -1,7 +1,8 @@
 """The model path against a real HTTP server on 127.0.0.1 speaking the OpenAI
 chat-completions protocol (scripted replies): valid answer, unknown source id and
 paragraph without source rejected, a transient error retried by the openai client,
-endpoint fallback after a 429 and after a refused connection, follow-up rewritten by the router from the thread memory."""
+endpoint fallback after a 429 and after a refused connection, follow-up rewritten by the
+router from the thread memory."""
 
 from __future__ import annotations
 

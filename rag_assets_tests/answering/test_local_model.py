@@ -1,7 +1,9 @@
 """Opt-in: the model path with a real local model (llama.cpp through xllamacpp, GGUF from
 `../shared/tools/get-local-llm`). Slow on CPU (minutes); run with
 
-    RAG_ASSETS_TEST_LOCAL_LLM=1 [RAG_ASSETS_LLM_GGUF=/path/model.gguf] pytest rag_assets_tests/answering/test_local_model.py
+    RAG_ASSETS_TEST_LOCAL_LLM=1 pytest rag_assets_tests/answering/test_local_model.py
+
+(with RAG_ASSETS_LLM_GGUF=/path/model.gguf for another model file).
 """
 
 from __future__ import annotations

@@ -100,5 +100,6 @@ def test_every_quote_is_on_its_stated_page(corpus, qid, item):
     if quote not in pages[item["page"] - 1]:
         found = [number for number, text in enumerate(pages, start=1) if quote in text]
         pytest.fail(
-            f"{qid}: quote not on page {item['page']} of {item['document']} (found on {found or 'no page'}): {item['quote']!r}"
+            f"{qid}: quote not on page {item['page']} of {item['document']} "
+            f"(found on {found or 'no page'}): {item['quote']!r}"
         )

@@ -11,7 +11,8 @@ from rag_assets.evaluation.targets import GOLDEN
 PARENT = (
     "Le tableau ci-dessous fixe la franchise applicable selon l'événement.\n\n"
     "| Événement | Zone | Franchise |\n|---|---|---|\n| Inondation | Zone A | 5 000 € |\n"
-    "Sauf cas fortuit, l'assuré doit déclarer le sinistre dans les cinq (5) jours ouvrés auprès de sa compagnie d'assu\ufffe"
+    "Sauf cas fortuit, l'assuré doit déclarer le sinistre dans les cinq (5) jours ouvrés "
+    "auprès de sa compagnie d'assu\ufffe"
     "rance."
 )
 

@@ -238,7 +238,8 @@ def test_a_line_in_the_middle_of_a_sentence_is_no_heading():
         top=100,
     )
     add(
-        "résiduelle au jour du sinistre, c'est-à-dire en appliquant à leur valeur de remplacement à neuf un abattement de",
+        "résiduelle au jour du sinistre, c'est-à-dire en appliquant à leur valeur de remplacement à neuf "
+        "un abattement de",
         heading=True,
         top=112,
     )

@@ -183,7 +183,8 @@ def nested_html(path: Path, size: int = 50 * MB) -> Path:
 
 def _entities(kind: str, secret: Path) -> tuple[str, str]:
     """(internal DTD subset, entity reference): an external entity reading `secret` (XXE), an
-    entity declared and never used, or ten levels of entities each ten times the last (billion laughs: 10^10 "lol" if expanded)."""
+    entity declared and never used, or ten levels of entities each ten times the last
+    (billion laughs: 10^10 "lol" if expanded)."""
     if kind == "xxe":
         return f'<!ENTITY xxe SYSTEM "{secret.resolve().as_uri()}">', "&xxe;"
     if kind == "declared":  # a DTD a reader parses without harm: the entity is never used
