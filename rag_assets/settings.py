@@ -137,7 +137,8 @@ class Settings(BaseSettings):
         unknown = sorted(set(update or {}) - set(type(self).model_fields))
         if unknown:
             raise ValueError(f"not settings fields: {', '.join(unknown)}")
-        return super().model_copy(update=update, deep=deep)._backends_have_their_urls()
+        # the validator is a plain method at runtime; mypy sees pydantic's decorator proxy
+        return super().model_copy(update=update, deep=deep)._backends_have_their_urls()  # type: ignore[operator]
 
 
 def load_settings() -> Settings:

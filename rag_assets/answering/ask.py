@@ -200,10 +200,10 @@ def _answer_from_sources(kb, answer: Answer, route, user_groups, llm, options: A
 
     kept = []
     for paragraph in paragraphs:
-        sub = paragraph.sub_question
-        if sub is not None and subs[sub].status == NO_SOURCE:
+        number = paragraph.sub_question
+        if number is not None and subs[number].status == NO_SOURCE:
             alerts.append(
-                f"Paragraphe écarté : il répond à « {subs[sub].text} », pour laquelle aucune source n'a été trouvée."
+                f"Paragraphe écarté : il répond à « {subs[number].text} », pour laquelle aucune source n'a été trouvée."
             )
             continue
         kept.append(paragraph)

@@ -9,6 +9,7 @@ and the answer gives that band's value, naming its row and column (`answering/ex
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
@@ -94,7 +95,7 @@ def bands(text: str) -> list[Band]:
         if not dimension or value is None:
             continue
         if _BELOW.search(before):
-            low = (
+            below = (
                 out.pop()
                 if out
                 and out[-1].high is None
@@ -104,7 +105,7 @@ def bands(text: str) -> list[Band]:
                 else None
             )
             # "plus de 12 mois et jusqu'à 18 mois" is one band
-            out.append(Band(low.low if low else None, value, dimension))
+            out.append(Band(below.low if below else None, value, dimension))
         elif _ABOVE.search(before) or _ABOVE_AFTER.match(folded[figure.end : figure.end + 15]):
             out.append(Band(value, None, dimension))
     return out
@@ -123,7 +124,7 @@ def quantities(question: str) -> tuple[tuple[str, Decimal], ...]:
     return tuple(out)
 
 
-def band_match(text: str, asked: list[tuple[str, Decimal]]) -> bool | None:
+def band_match(text: str, asked: Sequence[tuple[str, Decimal]]) -> bool | None:
     """True when a band of `text` holds one of the question's quantities, False when it has
     bands of that dimension and none holds it, None when it has none of that dimension."""
     written = bands(text)

@@ -256,9 +256,9 @@ def figures(text: str) -> list[Figure]:
         spec, end = _unit_after(folded, match.end())
         if spec is None or spec[0] != DURATION or not free(match.start(), end):
             continue  # "un" alone is an article; a number word counts before a duration unit
-        value = Decimal(_WORDS[match.group(1).lower()])
+        number = Decimal(_WORDS[match.group(1).lower()])
         found.append(
-            Figure(text[match.start() : end], DURATION, frozenset({_canon(value)}), spec[1], match.start(), end)
+            Figure(text[match.start() : end], DURATION, frozenset({_canon(number)}), spec[1], match.start(), end)
         )
         taken.append((match.start(), end))
     for match in _NUM.finditer(folded):

@@ -16,6 +16,7 @@ import os
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from rag_assets.answering.generation import Endpoint
 
@@ -48,7 +49,7 @@ class LocalLLM:
         self.multimodal = multimodal
         self.timeout = timeout
         self.verbose = verbose
-        self._server = None
+        self._server: Any = None  # an xllamacpp.Server once started
         self.endpoint: Endpoint | None = None
         self.load_seconds: float | None = None
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 from rag_assets.answering.figures import DATE, DURATION, MONEY, PERCENT, Figure, figures, same_figure
@@ -272,7 +273,7 @@ def figure_premises(
     context: list[str],
     sub_question: int | None = None,
     claims: list[Figure] | None = None,
-    stated: list[Figure] = (),
+    stated: Sequence[Figure] = (),
 ) -> list[Premise]:
     """`answering`: (source id, source name, passage as shown, passage verbatim) of what
     answers the question; `context`: the text of every retrieved source; `claims`: the
@@ -283,7 +284,7 @@ def figure_premises(
         contradiction_only = any(claim is f for f in stated)
         in_context = any(same_figure(claim, f) for text in context for f in figures(text))
         values: list[Figure] = []
-        source = (None, None)
+        source: tuple[str | None, str | None] = (None, None)
         passage = None
         for source_id, name, display, raw in answering:
             found = entity_values(display, raw, question, claim)

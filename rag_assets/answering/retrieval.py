@@ -17,6 +17,7 @@ scores in [0, 1], or `options.reranker`), its score is the relevance.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -53,7 +54,7 @@ class RetrievalOptions:
     # false premise less flagged, 14/17: the extra parent names the formula the question
     # gives, for another guarantee)
     engine_seats: int = 2
-    reranker: object | None = None  # callable(question, hits) -> list[float]
+    reranker: Callable[[str, list], Sequence[float]] | None = None
     rerank_threshold: float = 0.3
     follow_amendments: bool = True
 

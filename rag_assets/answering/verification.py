@@ -275,7 +275,8 @@ def best_quote(
     """(quote, source id): the cited sentence sharing the most terms with the paragraph."""
     wanted = set(content_terms(paragraph_text, language))
     numbers = {v for m in numbers_in(paragraph_text) for v in m.values}
-    best, best_score = (None, None), 0.0
+    best: tuple[str | None, str | None] = (None, None)
+    best_score = 0.0
     for source_id, text in evidences:
         for sentence in sentences(text):
             terms = set(analyze(sentence, language))
@@ -418,7 +419,8 @@ def verify(paragraphs: list[Paragraph], registry, llm=None, language: str = "fr"
     """Fill verdict / quote / unsupported_numbers of each paragraph; return
     {"alerts": [...], "llm": LLMResult | None, "method": "llm" | "lexical"}."""
     alerts: list[str] = []
-    checks, llm_result, method = {}, None, "lexical"
+    checks: dict = {}
+    llm_result, method = None, "lexical"
     paragraphs[:] = _without_repeated_instructions(paragraphs, registry, alerts)
     if llm is not None and paragraphs:
         try:

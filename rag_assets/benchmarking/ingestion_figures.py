@@ -21,7 +21,7 @@ RATES = {
 
 def summarize(records: list[dict]) -> dict:
     """Per stage: documents, total and median seconds, rate; plus pages and end to end pages/s."""
-    latest = {}
+    latest: dict = {}
     for record in records:  # runs come newest first: a document's latest run of a stage wins
         if record["document"] is not None:  # per-document stages only, not the evaluation assets
             latest.setdefault((record["document"], record["stage"]), record)

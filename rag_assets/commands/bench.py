@@ -109,7 +109,7 @@ def reindex_figures(settings, sizes: list[int], repeats: int) -> list[dict]:
     from rag_assets.benchmarking.synthetic_documents import change_document, write_documents
     from rag_assets.defs.instance import open_instance
 
-    rows = []
+    rows: list[dict] = []
     for size in sizes:
         with tempfile.TemporaryDirectory(prefix="rag-assets-reindex-") as scratch:
             root = Path(scratch)

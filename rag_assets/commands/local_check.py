@@ -32,7 +32,7 @@ DEFAULT_GGUF = (
 )
 
 # (question, reader's groups, what the answer must contain)
-CHECKS = [
+CHECKS: list[tuple[str, list[str], str]] = [
     ("Quelle est la franchise pour une inondation en zone A ?", [], r"5[  \u202f]?000"),
     ("Quel est le préavis de résiliation du contrat MX-200 ?", [], r"\b(2|deux)\b[^.]{0,12}mois"),
 ]

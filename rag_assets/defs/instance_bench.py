@@ -22,7 +22,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
-from typing import Callable
+from typing import Callable, TypeVar
 
 from dagster import AssetMaterialization, Definitions, DynamicPartitionsDefinition, asset
 
@@ -51,7 +51,10 @@ query ($key: AssetKeyInput!) {
 }"""
 
 
-def _ms(call: Callable[[], object], repeats: int) -> tuple[float, object]:
+T = TypeVar("T")
+
+
+def _ms(call: Callable[[], T], repeats: int) -> tuple[float, T]:
     times, result = [], None
     for _ in range(repeats):
         start = time.perf_counter()

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from dagster import ConfigurableResource
 
@@ -21,7 +22,7 @@ class KnowledgeStoreResource(ConfigurableResource):
 
     def settings(self) -> Settings:
         settings = load_settings()
-        changes = {}
+        changes: dict[str, Any] = {}
         if self.store:
             changes["store"] = Path(self.store).resolve()
         if self.embedder:

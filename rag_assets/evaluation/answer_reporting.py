@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import textwrap
+from collections.abc import Sequence
 from pathlib import Path
 
 from rag_assets.evaluation.metrics import json_safe
@@ -142,7 +143,7 @@ def write_plots(run_dir: Path, summary: dict) -> dict[str, str]:
     return plots
 
 
-def write_run(run_dir: Path, summary: dict, rows: list[dict], evidence_pages: list[str] = ()) -> dict:
+def write_run(run_dir: Path, summary: dict, rows: list[dict], evidence_pages: Sequence[str] = ()) -> dict:
     run_dir.mkdir(parents=True, exist_ok=True)
     write_per_question(run_dir / PER_QUESTION, _flat(rows))
     summary["files"] = {

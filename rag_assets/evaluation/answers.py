@@ -42,7 +42,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -518,7 +518,9 @@ def summarize_rows(rows: list[dict], resamples: int = m.RESAMPLES, seed: int = m
     )
     for trap in PREMISE_TRAPS:
         out[f"false_premise_flagged:{trap}"] = _mean(
-            _values(rows, "premise_flagged", lambda r, t=trap: r.get("trap") == t), resamples, seed
+            _values(rows, "premise_flagged", lambda r, t=trap: r.get("trap") == t),  # type: ignore[misc]  # a lambda's default
+            resamples,
+            seed,
         )
     out["false_premise_corrected"] = _mean(_values(rows, "false_premise_corrected"), resamples, seed)
     out["premise_false_alarms"] = _mean(_values(rows, "premise_flagged", lambda r: not r.get("trap")), resamples, seed)
@@ -589,7 +591,7 @@ class _Answerer:
 
     def __init__(self, options: AnswerEvalOptions, settings: Settings):
         self.options, self.settings = options, settings
-        self.local = None
+        self.local: Any = None  # a LocalLLM once started (imported only when asked for)
         self.endpoints: list = []
         self.offline = False
         self.description = "extractive (offline)"
@@ -691,7 +693,7 @@ def evaluate_answers(
         )
     judge_llm = _judge_client(options)
     rows: list[dict] = []
-    shown: list[tuple[str, object]] = []  # (question id, answer) whose evidence pages the run keeps
+    shown: list[tuple[str, Any]] = []  # (question id, answer) whose evidence pages the run keeps
     with _Answerer(options, settings) as answerer:
         log(f"{name}: {len(questions)} questions answered by {answerer.description}")
         for number, question in enumerate(questions, start=1):

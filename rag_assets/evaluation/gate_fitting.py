@@ -49,6 +49,7 @@ from rag_assets.evaluation import provenance, targets
 from rag_assets.evaluation.evaluate import golden_inputs
 from rag_assets.evaluation.questions import load_questions
 from rag_assets.evaluation.splits import in_split
+from rag_assets.retrieve.knowledge_base import KnowledgeBase
 from rag_assets.settings import PROJECT_ROOT
 
 # the golden sets, each asked of its own store and of the others'
@@ -73,7 +74,7 @@ def _fold_of(question_id: str) -> int:
     return int(hashlib.sha256(question_id.encode()).hexdigest(), 16) % FOLDS
 
 
-def collect_rows(stores: dict[str, object], parts: dict[str, list] | None = None, log=print) -> list[Row]:
+def collect_rows(stores: dict[str, KnowledgeBase], parts: dict[str, list] | None = None, log=print) -> list[Row]:
     """`stores`: set name -> its KnowledgeBase; `parts`: set name -> stores holding only some
     of its documents."""
     rows: list[Row] = []
@@ -252,7 +253,7 @@ def _plot(table: list[dict], probabilities: np.ndarray, labels: np.ndarray, thre
 
 
 def fit_gate(
-    stores: dict[str, object], parts: dict[str, list] | None = None, write: bool = True, log=print
+    stores: dict[str, KnowledgeBase], parts: dict[str, list] | None = None, write: bool = True, log=print
 ) -> GateModel:
     rows = collect_rows(stores, parts, log)
     x, y = _matrix(rows)

@@ -150,10 +150,10 @@ class ReferenceBM25:
             self.doc_ids.append(doc_id)
             counts = Counter(self.analyzer(text))
             lengths.append(sum(counts.values()))
-            for term, tf in counts.items():
+            for term, count in counts.items():
                 rows.append(row)
                 cols.append(self.vocabulary.setdefault(term, len(self.vocabulary)))
-                tfs.append(tf)
+                tfs.append(count)
         n_docs = len(self.doc_ids)
         tf = np.asarray(tfs, dtype=np.float64)
         rows_a, cols_a = np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)

@@ -59,7 +59,7 @@ class DenseIndex:
             self.location, read_consistency_interval=dt.timedelta(0), storage_options=storage_options
         )
         self.ann_min_rows = ann_min_rows
-        self._open = None
+        self._open: lancedb.table.Table | None = None
 
     @classmethod
     def of(cls, store: KnowledgeStore, **options) -> DenseIndex:

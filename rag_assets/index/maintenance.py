@@ -196,7 +196,7 @@ def merge_lexical(directory: Path, force: bool = True, store_root: Path | None =
     directory = Path(directory)
     index = LexicalIndex(directory)
     before = lexical_figures(directory)
-    rewritten, left = 0, []
+    rewritten, left = 0, list[str]()
     with index._writer() as writer:  # its commit makes the policy look; it waits for the merges
         if force and (before.segments > 1 or before.deleted_docs):
             rewritten, left = _rewrite(index, writer, _children_texts(store_root or directory.parent))

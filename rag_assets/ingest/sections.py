@@ -34,6 +34,7 @@ from docling_core.types.doc import (
     PictureItem,
     RefItem,
     SectionHeaderItem,
+    TableCell,
     TableItem,
     TextItem,
     TitleItem,
@@ -101,7 +102,7 @@ def _caption_refs(document: DoclingDocument) -> set[str]:
     return refs
 
 
-def picture_text(item: PictureItem, document: DoclingDocument) -> str:
+def picture_text(item: GroupItem | PictureItem, document: DoclingDocument) -> str:
     """The text set inside a picture (a labelled diagram, a table the layout took for a
     picture): Docling makes those lines the picture's children, which reading order skips."""
     parts = []
@@ -126,7 +127,7 @@ def _picture_path(item: PictureItem) -> str | None:
 _ROW_KEY_CHARS = 80
 
 
-def _table_markdown(item: TableItem, document: DoclingDocument) -> tuple[str, int, list[tuple[int, int, object]]]:
+def _table_markdown(item: TableItem, document: DoclingDocument) -> tuple[str, int, list[tuple[int, int, TableCell]]]:
     """Compact Markdown (no alignment padding, which only costs tokens) and the number of
     leading lines that form the header (header rows + the ``|---|`` line).
 
@@ -201,7 +202,7 @@ def _table_lines(
     caption_item,
     caption: str | None,
     at: int,
-    cells: list[tuple[int, int, object]],
+    cells: list[tuple[int, int, TableCell]],
 ) -> list[Line]:
     """The caption's lines, then each written cell's box (a cell is one highlight)."""
     if layout is None or not item.prov:

@@ -17,8 +17,9 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, ValidationError, field_validator
@@ -98,7 +99,7 @@ def _folded(key: str) -> str:
     return key.casefold().replace("_", "").replace("-", "").replace(" ", "")
 
 
-def _problem(error: dict) -> str:
+def _problem(error: Mapping[str, Any]) -> str:
     key = str(error["loc"][0]) if error["loc"] else "(file)"
     if error["type"] == "extra_forbidden":
         folded = {_folded(k): k for k in KEYS}

@@ -442,6 +442,7 @@ def _kill(process) -> None:
 def _portable_exception(exc: BaseException):
     """The exception when it survives pickling, else (type, args, attributes): unpickling calls
     type(*args), which fails for an __init__ taking other arguments, e.g. DocumentError(path, reason)."""
+    candidates: tuple[object, ...]
     try:
         candidates = (exc, (type(exc), exc.args, dict(vars(exc))))
     except TypeError:  # no __dict__

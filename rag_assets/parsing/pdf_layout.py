@@ -528,9 +528,9 @@ def build_clusters(
             continue
         holders = [(h.score, i) for i, h in enumerate(hints) if _inside(w, h)]
         score, idx = max(holders) if holders else (0.0, None)
-        label = hints[idx].label if idx is not None else None
+        hint_label = hints[idx].label if idx is not None else None
         # Only confident model boxes separate paragraphs; weak ones still name the block.
-        free.append(_Line(cell, w, idx if score >= ACCEPT_SCORE else None, label, score))
+        free.append(_Line(cell, w, idx if score >= ACCEPT_SCORE else None, hint_label, score))
 
     clusters: list[Cluster] = []
     for i, (label, score, det) in enumerate(special):
@@ -583,18 +583,18 @@ def _group_paragraphs(lines: list[_Line]) -> list[list[_Line]]:
     def compatible(a: _Line, b: _Line) -> bool:
         return a.hint is None or b.hint is None or a.hint == b.hint
 
-    for i, a in enumerate(lines):
+    for i, line_a in enumerate(lines):
         for j in range(i + 1, len(lines)):
-            b = lines[j]
-            if b.word.t > a.word.b:
+            line_b = lines[j]
+            if line_b.word.t > line_a.word.b:
                 break
-            h = min(a.word.h, b.word.h)
-            if min(a.word.b, b.word.b) - max(a.word.t, b.word.t) < 0.5 * h:
+            h = min(line_a.word.h, line_b.word.h)
+            if min(line_a.word.b, line_b.word.b) - max(line_a.word.t, line_b.word.t) < 0.5 * h:
                 continue
-            left, right = (a, b) if a.word.l <= b.word.l else (b, a)
+            left, right = (line_a, line_b) if line_a.word.l <= line_b.word.l else (line_b, line_a)
             gap = right.word.l - left.word.r
             max_gap = 3 * h if _is_marker(left.word.text) else h
-            if 0 <= gap <= max_gap and compatible(a, b):
+            if 0 <= gap <= max_gap and compatible(line_a, line_b):
                 parent[find(j)] = find(i)
 
     # Printed lines: the union of their pieces.

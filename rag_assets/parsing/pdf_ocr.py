@@ -251,7 +251,7 @@ def drop_hidden_cells(parsed: SegmentedPdfPage, chars: Sequence[PdfChar]) -> Cou
         hidden = {
             i
             for i in set(owner[[c.hidden is not None for c in chars]]) - {-1}
-            if all(chars[j].hidden for j in np.flatnonzero(owner == i))
+            if all(chars[j].hidden for j in np.flatnonzero(owner == i).tolist())
         }
         parsed.char_cells = [c for i, c in enumerate(parsed.char_cells) if i not in hidden]
     words = list(parsed.word_cells)
@@ -260,17 +260,17 @@ def drop_hidden_cells(parsed: SegmentedPdfPage, chars: Sequence[PdfChar]) -> Cou
     raw_words = {id(w): w.text for w in words}
     changed: set[int] = set()
     for i in sorted(set(owner[[c.hidden is not None for c in chars]]) - {-1}):
-        members = sorted((chars[j] for j in np.flatnonzero(owner == i)), key=lambda c: c.x)
+        members = sorted((chars[j] for j in np.flatnonzero(owner == i).tolist()), key=lambda c: c.x)
         _set_text(words[i], "".join(c.text for c in members if not c.hidden))
         dropped.update(c.hidden for c in members if c.hidden)
         changed.add(id(words[i]))
     parsed.word_cells = [w for w in words if w.text]
     for line in parsed.textline_cells:
-        members = [w for w in words if _center_inside(w, line.rect.to_bounding_box())]
-        if not any(id(w) in changed for w in members):
+        line_words = [w for w in words if _center_inside(w, line.rect.to_bounding_box())]
+        if not any(id(w) in changed for w in line_words):
             continue
-        _set_text(line, _line_with_words(line.text, members, raw_words))
-        kept = [w for w in members if w.text]
+        _set_text(line, _line_with_words(line.text, line_words, raw_words))
+        kept = [w for w in line_words if w.text]
         if kept:
             line.rect = BoundingRectangle.from_bounding_box(_union([w.rect.to_bounding_box() for w in kept]))
     parsed.textline_cells = [line for line in parsed.textline_cells if line.text]

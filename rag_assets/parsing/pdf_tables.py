@@ -428,7 +428,10 @@ def build_grid(words: Sequence[Word], bbox: BoundingBox, rules: Rules) -> TableG
         row_edges.append(bottom)
 
     n_rows, n_cols = len(row_edges) - 1, len(col_edges) - 1
-    row_of = lambda y: min(max(np.searchsorted(row_edges, y) - 1, 0), n_rows - 1)  # noqa: E731
+
+    def row_of(y: float) -> int:
+        return min(max(int(np.searchsorted(row_edges, y)) - 1, 0), n_rows - 1)
+
     join_right = np.zeros((n_rows, n_cols), dtype=bool)
     join_down = np.zeros((n_rows, n_cols), dtype=bool)
     if ruled_cols:
@@ -613,7 +616,7 @@ class RulingTableStructureModel(BaseTableStructureModel):
 
     def _predict_page(self, page: Page) -> TableStructurePrediction:
         prediction = TableStructurePrediction()
-        clusters = [c for c in page.predictions.layout.clusters if c.label in TABLE_LABELS]  # type: ignore[union-attr]
+        clusters = [c for c in page.predictions.layout.clusters if c.label in TABLE_LABELS]
         if not clusters:
             return prediction
         # Word cells split the lines the parser merged across table columns.

@@ -304,7 +304,8 @@ class AcronymDictionary:
         go to the first written, as in one text)."""
         forms: dict[str, Counter] = defaultdict(Counter)
         written: dict[tuple[str, str], str] = {}  # (acronym, folded long form) -> its first written form
-        acronym_counts, phrase_counts = Counter(), Counter()
+        acronym_counts: Counter = Counter()
+        phrase_counts: Counter = Counter()
         for document in documents:
             for acronym, long_form, times in document.pairs:
                 key = _fold(long_form)

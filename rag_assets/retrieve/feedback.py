@@ -44,7 +44,8 @@ class Feedback:
                     forms.setdefault(stem, Counter())[word] += 1
             if stems:
                 for stem, count in Counter(stems).items():
-                    model[stem] += (count / len(stems)) * (max(score, 0.0) / total)
+                    # weights, not counts: a Counter for its most_common()
+                    model[stem] += (count / len(stems)) * (max(score, 0.0) / total)  # type: ignore[assignment]
         chosen = [(stem, p) for stem, p in model.most_common() if stem not in question_stems][: self.terms]
         mass = sum(p for _, p in chosen)
         if not chosen or mass <= 0:

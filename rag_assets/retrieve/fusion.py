@@ -6,11 +6,17 @@ evaluation runs and the tuning report name it the same way."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import numpy as np
 
-H = TypeVar("H")
+
+class _ChildHit(Protocol):
+    @property
+    def parent_id(self) -> str: ...
+
+
+H = TypeVar("H", bound=_ChildHit)
 
 METHODS = ("rrf", "wsum")
 # ranx's names: "zmuv" is z-score (zero mean, unit variance)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
+from collections.abc import Hashable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from rag_assets.index.filters import SearchFilters
 from rag_assets.index.lexical import LexicalIndex
 from rag_assets.index.publication import pointer, read_publication
 from rag_assets.index.records import PUBLIC_GROUP, document_title, load_source_record
-from rag_assets.retrieve.acronyms import AcronymDictionary, extract, thesaurus_fingerprint
+from rag_assets.retrieve.acronyms import AcronymDictionary, DocumentAcronyms, extract, thesaurus_fingerprint
 from rag_assets.retrieve.branches import document_branches
 from rag_assets.retrieve.corpus import PublishedCorpus, document_acronyms
 from rag_assets.retrieve.definitions import defined_term, glossary_text, writes_term
@@ -131,7 +132,7 @@ class KnowledgeBase:
         self.feedback = Feedback() if use_prf else None  # RM3-style second BM25 pass
         self.use_definitions = use_definitions  # a definition question's glossary entry leads
         self.acronyms = AcronymDictionary()  # merged from the published documents' summaries by `_refresh`
-        self._acronym_summaries: dict[str, tuple[str, object]] = {}  # document id -> (version, DocumentAcronyms)
+        self._acronym_summaries: dict[str, tuple[str, DocumentAcronyms]] = {}  # document id -> (version, acronyms)
         self._identities = DocumentIdentities()
         self.dense = DenseIndex.of(store)
         self.lexical = LexicalIndex(store.tantivy_dir)
@@ -142,7 +143,7 @@ class KnowledgeBase:
         self.documents: dict[str, dict] = {}
         # Hits skipped by the last search because their version is not the published one.
         self.last_excluded: list[dict] = []
-        self._stamp = None
+        self._stamp: Hashable | None = None
         self._branches: dict[tuple[str, str], frozenset[str]] = {}  # (document id, version) -> branches
         self._lock = threading.Lock()
         self._refresh(check=True)

@@ -218,7 +218,7 @@ def take_turns(ranked: list, sides: tuple[tuple[str, ...], ...], document_of) ->
     (side 1's best, side 2's best, side 1's second…); items of no side follow."""
     side_of = {d: i for i, side in enumerate(sides) for d in side}
     queues: list[list] = [[] for _ in sides]
-    rest = []
+    rest: list = []
     for item in ranked:
         side = side_of.get(document_of(item))
         (rest if side is None else queues[side]).append(item)

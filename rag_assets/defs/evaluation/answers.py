@@ -13,6 +13,7 @@ corpus is not built.
 """
 
 from pathlib import Path
+from typing import Any
 
 from dagster import (
     AllPartitionMapping,
@@ -107,7 +108,7 @@ def answer_data_version(summary: dict) -> str:
 
 def answer_metadata(summary: dict, plots: dict) -> dict:
     counts = summary["counts"]
-    metadata = {
+    metadata: dict[str, Any] = {
         "headline": MetadataValue.text(
             f"{counts['questions']} questions answered by {summary['answerer']['description']}: "
             f"{counts['answerable_refused']}/{counts['answerable']} answerable refused, "

@@ -34,6 +34,7 @@ import dataclasses
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from dagster import (
     AllPartitionMapping,
@@ -198,7 +199,7 @@ def evaluation_data_version(summary: dict) -> str:
 
 def evaluation_metadata(summary: dict, plots: dict) -> dict:
     failed = summary["counts"].get("failed_documents") or []
-    metadata = {
+    metadata: dict[str, Any] = {
         "headline": MetadataValue.text(
             failure_headline(summary) or f"{summary['counts']['judged']} judged questions, every document ingested"
         ),

@@ -28,6 +28,7 @@ partitions and store), see rag_assets/defs/evaluation/assets.py.
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from dagster import (
     AssetCheckResult,
@@ -75,7 +76,8 @@ REFUSED_METADATA = "refused_over"
 # when the stage's own code version changed; held while anything it needs is missing or
 # in progress, and while it is itself in progress.
 STAGE_CONDITION = (
-    (
+    # dagster types since_last_handled's self as AutomationCondition[AssetKey | AssetCheckKey]
+    (  # type: ignore[misc]
         AutomationCondition.newly_missing()
         | AutomationCondition.any_deps_updated()
         | AutomationCondition.code_version_changed()
@@ -214,7 +216,7 @@ def build_ingestion_graph(
                 return stage_fn(settings, context.partition_key, **kwargs)
         except DocumentError as exc:
             context.log.error(str(exc))
-            metadata = {"file": exc.path, "reason": exc.reason}
+            metadata: dict[str, Any] = {"file": exc.path, "reason": exc.reason}
             if isinstance(exc, BudgetExceeded):  # refused for a budget, not broken
                 metadata.update(
                     {

@@ -6,6 +6,7 @@ It decides nothing about what to re-run: a new or changed file is an observation
 `ingestion_automation` sensor) run what depends on it."""
 
 import json
+from collections.abc import Sequence
 
 from dagster import DefaultSensorStatus, RunRequest, SensorEvaluationContext, SensorResult, SkipReason, sensor
 
@@ -16,7 +17,7 @@ from rag_assets.ingest import planning
 from rag_assets.settings import Settings
 
 
-def evaluate_inbox(settings: Settings, partitions: list[str], cursor: str | None) -> SensorResult | SkipReason:
+def evaluate_inbox(settings: Settings, partitions: Sequence[str], cursor: str | None) -> SensorResult | SkipReason:
     """`partitions`: the `documents` partitions that exist; `cursor`: the sha256 per document
     this sensor last reported (JSON), so an unchanged file is not observed again."""
     settings.inbox.mkdir(parents=True, exist_ok=True)
