@@ -89,11 +89,7 @@ class Settings(BaseSettings):
     max_query_terms: int = Field(200, gt=0)
     reranker: str | None = None  # sentence-transformers CrossEncoder name or path
     # Retrieval defaults, chosen on golden-insurance's dev split and checked on its test split
-    # (evaluations/ablations/golden-insurance-{dev,test}.md): scope won; the thesaurus and PRF
-    # did not; acronyms barely move it (+0.007 nDCG@10 on dev: the policies write their
-    # acronyms as such) and matter for corpora that write only the long form. The fusion spec
-    # (rag_assets/retrieve/fusion.py) is `rag-assets tune-fusion golden-insurance`'s choice on
-    # dev (evaluations/fusion-tuning-golden-insurance.json).
+    # (evaluations/tuning.md); acronyms matter for corpora that write only the long form.
     fusion: str = "wsum:norm=min-max,bm25=0.55,dense=0.45"
     use_scope: bool = True  # the documents the question names limit the search
     use_thesaurus: bool = False  # thesaurus labels added to BM25 as weighted terms (lost on dev)
@@ -113,8 +109,7 @@ class Settings(BaseSettings):
     parent_max_tokens: ClassVar[int] = 2000
     # a section under this joins the next ones under its heading (ingest/sections.py)
     parent_min_tokens: ClassVar[int] = 350
-    # children per engine a search fuses: 40 beat 20 on golden-insurance dev (evidence in the
-    # top 5 parents 0.896 vs 0.875), when short sections had been joined
+    # children per engine a search fuses (evaluations/tuning.md)
     candidates_per_engine: ClassVar[int] = 40
 
     @model_validator(mode="after")

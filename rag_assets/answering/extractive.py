@@ -40,7 +40,7 @@ _ASKS_COMPANY = re.compile(
     r"|quel(?:le)? (?:est l['’])?(?:assureur|société|compagnie))",
     re.IGNORECASE,
 )
-LEGAL_NOTICE_FACTOR = 0.2  # set a priori: golden-insurance dev answers are the same with and without it
+LEGAL_NOTICE_FACTOR = 0.2  # set a priori (evaluations/tuning.md)
 # said before a provision an amending source replaces: both documents, both dates
 SUPERSEDED_LEAD = {
     "fr": "Disposition antérieure de {old}, remplacée par {new} :",
@@ -232,23 +232,19 @@ LABEL_FACTOR = 0.5
 WANTED_FIGURE_BONUS = 0.1  # a unit holding a figure of the kind the question asks for
 SIBLING_CODES = 2  # a unit naming the asked "niveau 3" and this many other levels lists them, it answers none
 NEAR_DUPLICATE = 0.85  # share of analysed terms two sentences share to be the same clause twice
-# the last sentence slot discounts passages already quoted by this share
-# (golden-insurance dev: citation 44/48 at 0.05–0.2, 43 at 0)
+# the last sentence slot discounts passages already quoted by this share (evaluations/tuning.md)
 OTHER_PASSAGE = 0.1
-FIGURES_ROW_FACTOR = 0.8  # golden-insurance dev citation 46/50 -> 47/50 at 0.7-0.9, test unchanged
+FIGURES_ROW_FACTOR = 0.8  # a row of amounts when none is asked (evaluations/tuning.md)
 # a table row whose label's band holds the question's own figure, and one whose band does not
-# (set a priori: golden-insurance dev answers are the same with and without them)
+# (set a priori: evaluations/tuning.md)
 BAND_BONUS = 0.15
 BAND_MISS = 0.5
-# a unit's score shrinks by this share per rank of its parent
-# (golden-insurance dev, PDF stages v6: citation 40/48 at 0.025, 39 at 0.0125, 38 at 0, 37 at 0.05)
+# a unit's score shrinks by this share per rank of its parent (evaluations/tuning.md)
 RANK_DISCOUNT = 0.025
 
 
 class ExtractiveAnswerer:
-    # 3 sentences: golden-insurance dev citation 43/48, 42 with 2; a further sentence within 0.7
-    # of the best (docling_document 9: dev answer correctness 36/50 at 0.6-0.7, 35 at 0.75, 34
-    # at 0.8, citation 45/50 throughout)
+    # at most 3 sentences, a further one within keep_ratio of the best (evaluations/tuning.md)
     def __init__(
         self,
         kb,
@@ -285,8 +281,8 @@ class ExtractiveAnswerer:
         terms = content_terms(question, unit.language)
         text = _ADDRESS.sub(" ", unit.text)  # "reclamation.sam.loisirs@…" names a mailbox, not the subject
         own = self._analyzed(text, unit.language)
-        # a row's distinguishing column headers count as its words (golden-insurance, with the
-        # engine seats: RAQVAM's comparison row "arbitrage : non" now answers, citation 92 -> 93/98)
+        # a row's distinguishing column headers count as its words: a comparison row
+        # ("arbitrage : non") says what it compares only through them
         labelled = own | self._analyzed(unit.labels, unit.language) if unit.labels else own
         score = self.weights.coverage(
             terms, labelled | set(naming), unit.language, self._analyzed(unit.context, unit.language)

@@ -28,7 +28,7 @@ class LocalLLMError(RuntimeError):
 
 
 # A comparison's seven parents, the instructions and the answer reach about 10,000 tokens since
-# short sections are joined (golden-insurance gi090: 9,887, refused by the server at 8,192);
+# short sections are joined (evaluations/tuning.md: one reached 9,887, over a server's 8,192);
 # Qwen2.5 is trained to 32,768. The KV cache of a 1.5B model at 16,384 is about 0.5 GB.
 N_CTX = 16384
 

@@ -43,16 +43,12 @@ class RetrievalOptions:
     gate_model: str = ""  # a gate model file instead of the packaged one
     # reranked: other parents kept when relevance >= keep_ratio * best (and >= 0.75 * rerank_threshold)
     keep_ratio: float = 0.6
-    # no reranker: the hybrid order, parents covering >= this * best (golden-insurance dev,
-    # before the scope words counted: 0.5 dropped a leading evidence parent covering 0.49 of
-    # the best, 0.3 let an out-of-corpus question find a sentence; since, 0.3-0.5 tie)
+    # no reranker: the hybrid order, parents covering >= this * best (evaluations/tuning.md)
     hybrid_keep_ratio: float = 0.4
     candidates: int = 10  # parents asked from the hybrid search per query
     # no reranker: each engine's best parents join the hybrid top as well (the dense engine's
     # second is the evidence the fused order puts 4th or 6th when the question's story words
-    # swamp BM25; golden-insurance: citation 90/98 -> 92/98 at 2 as at 3, none lost; a
-    # false premise less flagged, 14/17: the extra parent names the formula the question
-    # gives, for another guarantee)
+    # swamp BM25; evaluations/tuning.md)
     engine_seats: int = 2
     reranker: Callable[[str, list], Sequence[float]] | None = None
     rerank_threshold: float = 0.3
@@ -335,8 +331,7 @@ class Retriever:
             )[:budget]
         else:
             # the hybrid ranking places the evidence better than the share of the question's
-            # words a section holds (golden-insurance: 82 % of the questions have it in the
-            # hybrid top 3, 73 % in the 3 best-covering): the lexical score only drops what
+            # words a section holds (evaluations/tuning.md): the lexical score only drops what
             # covers far less of the question than the best
             floor = best * self.options.hybrid_keep_ratio
             kept = [h for h in hits if scores[h.parent_id] >= floor][:budget]

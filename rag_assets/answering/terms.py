@@ -10,8 +10,7 @@ from __future__ import annotations
 # A question's word and a passage's word of one family ("voisin" / "voisinage", "mitoyen" /
 # "mitoyenneté", "couvert" / "couverture") keep different stems: Snowball strips inflections,
 # not derivations. A stem of at least PREFIX_MIN letters that opens the other counts for
-# PREFIX_WEIGHT of its weight (golden-insurance dev: 2 answerable questions no longer refused,
-# citation 43/47 -> 44/48, out-of-corpus still 3/3; 4 letters cost a citation, 5 to 7 tie).
+# PREFIX_WEIGHT of its weight (values chosen on dev: evaluations/tuning.md).
 PREFIX_MIN = 5
 PREFIX_WEIGHT = 0.75
 

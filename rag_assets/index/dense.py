@@ -22,8 +22,7 @@ from rag_assets.store import LANCEDB_NAME, KnowledgeStore
 TABLE = "children"
 ANN_MIN_ROWS = 50_000
 ROWS_PER_PARTITION = 1_000  # IVF partitions: about one per thousand rows
-# 100k children, 100 partitions, 40 golden questions: 20 probes x refine 10 gave recall@10 0.975,
-# 50 x 30 gave 1.0 (p50 57 ms under load 14; exact scan 850 ms) -- BENCHMARKS.md
+# probes and refinement that keep recall@10 at 1.0 on a 100k-children store (evaluations/tuning.md)
 NPROBES = 50  # partitions searched per query
 REFINE_FACTOR = 30  # PQ candidates re-scored on float vectors: limit x this
 REINDEX_SHARE = 0.1  # unindexed rows (scanned flat) above this share of the table: fold them in
