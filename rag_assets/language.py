@@ -14,6 +14,16 @@ _FRENCH = set(
 )
 _ENGLISH = set("the of and to in is for on that by with as are be this which or from an at it not".split())
 SUPPORTED = ("fr", "en")
+# typographic variants two writings of one text differ by ("d’un" / "d'un", "–" / "-", a non-breaking
+# space): a PDF and Docling's text, a quote and its source
+TYPOGRAPHIC_VARIANTS = str.maketrans(
+    {
+        **dict.fromkeys("’‘`´", "'"),
+        **dict.fromkeys("«»“”", '"'),
+        **dict.fromkeys("–—‑‐−", "-"),
+        **dict.fromkeys("\u00a0\u202f\u2009\u00ad", " "),
+    }
+)
 
 
 def detect_language(text: str, default: str = "fr") -> str:

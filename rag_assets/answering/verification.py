@@ -18,36 +18,17 @@ from dataclasses import dataclass
 
 from rag_assets.answering.model import PARTIAL, SUPPORTED, UNSUPPORTED, VERDICTS, Paragraph
 from rag_assets.answering.safety import without_instructions
+from rag_assets.language import TYPOGRAPHIC_VARIANTS
 from rag_assets.retrieve.query import analyze, content_terms
 
 # ----------------------------------------------------------------- normalisation
-
-_QUOTES = str.maketrans(
-    {
-        "’": "'",
-        "‘": "'",
-        "`": "'",
-        "´": "'",
-        "«": '"',
-        "»": '"',
-        "“": '"',
-        "”": '"',
-        "–": "-",
-        "—": "-",
-        "‑": "-",
-        "−": "-",
-        "\u00a0": " ",
-        "\u202f": " ",
-        "\u2009": " ",
-    }
-)
 
 
 def normalize(text: str) -> str:
     """Lower case, no accents, unified quotes/dashes, punctuation (incl. table pipes) as
     spaces, single spaces: the form in which quotes are looked up."""
-    text = unicodedata.normalize("NFKC", text or "").translate(_QUOTES)
-    text = text.replace("\ufffe", "").replace("\u00ad", "")
+    text = unicodedata.normalize("NFKC", text or "").replace("\ufffe", "").replace("\u00ad", "")
+    text = text.translate(TYPOGRAPHIC_VARIANTS)
     text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
     text = re.sub(r"[^\w%€$]+", " ", text.lower())
     return " ".join(text.split())

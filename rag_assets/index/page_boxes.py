@@ -11,30 +11,12 @@ from __future__ import annotations
 
 import unicodedata
 
-# typographic variants a PDF and Docling's text may write differently ("d’un" / "d'un", "–" / "-")
-_VARIANTS = str.maketrans(
-    {
-        "’": "'",
-        "‘": "'",
-        "`": "'",
-        "´": "'",
-        "«": '"',
-        "»": '"',
-        "“": '"',
-        "”": '"',
-        "–": "-",
-        "—": "-",
-        "‑": "-",
-        "‐": "-",
-        "−": "-",
-        "\u00ad": " ",
-    }
-)
+from rag_assets.language import TYPOGRAPHIC_VARIANTS
 
 
 def letters(char: str) -> str:
     """A character as compared: NFKC, case-folded, typographic variants unified, no space."""
-    return "".join(unicodedata.normalize("NFKC", char).casefold().translate(_VARIANTS).split())
+    return "".join(unicodedata.normalize("NFKC", char).casefold().translate(TYPOGRAPHIC_VARIANTS).split())
 
 
 def comparable(text: str) -> list[tuple[int, str]]:
