@@ -25,7 +25,7 @@ from rag_assets.index.lexical import LexicalIndex
 from rag_assets.index.publication import pointer, read_publication
 from rag_assets.index.records import PUBLIC_GROUP, document_title, load_source_record
 from rag_assets.retrieve.acronyms import AcronymDictionary, DocumentAcronyms, extract, thesaurus_fingerprint
-from rag_assets.retrieve.branches import document_branches
+from rag_assets.retrieve.branches import branches_of_text, document_branches
 from rag_assets.retrieve.corpus import PublishedCorpus, document_acronyms
 from rag_assets.retrieve.definitions import defined_term, glossary_text, writes_term
 from rag_assets.retrieve.feedback import Feedback
@@ -337,11 +337,23 @@ class KnowledgeBase:
                 lambda t: self.lexical.doc_freq(t, query.language) > COMMON_SHARE * max(1, self.child_count()),
             )
             absent = self._defined_but_absent(query, scope)
-            return (
-                dataclasses.replace(scope, unknown_names=scope.unknown_names + absent, unheld=scope.unheld + absent)
-                if absent
-                else scope
-            )
+            if absent:
+                scope = dataclasses.replace(
+                    scope, unknown_names=scope.unknown_names + absent, unheld=scope.unheld + absent
+                )
+            return self._of_asked_lines(query, scope)
+
+    def _of_asked_lines(self, query: AnalyzedQuery, scope: Scope) -> Scope:
+        """Of the named insurer's documents, those covering the lines of insurance the question
+        speaks of ("ma mutuelle Allianz": its health policy, not its car or loan policies), when
+        some do; a comparison keeps its sides."""
+        if len(scope.document_ids) < 2 or scope.groups:
+            return scope
+        asked = branches_of_text(query.text, query.language)
+        covering = tuple(d for d in scope.document_ids if self.branches(d) & asked)
+        if not covering or len(covering) == len(scope.document_ids):
+            return scope
+        return dataclasses.replace(scope, document_ids=covering)
 
     def _defined_but_absent(self, query: AnalyzedQuery, scope: Scope) -> tuple[str, ...]:
         """Acronyms the question spells out ("assuré en PNO (propriétaire non occupant) chez Mila")

@@ -141,10 +141,17 @@ class DocumentIdentities:
         it is frequent there (a common noun such as "locataire" names no document unless the
         question writes it as a name)."""
         n = len(self.terms)
-        written_as_names = {t for name in names(query.text) for t in analyze(name, query.language)}
-        naming = [t for t in query.terms if 0 < self.df.get(t, 0) < n and (t in written_as_names or not common_term(t))]
+        written = names(query.text)
+        # a name in two words is often one in a file name ("Swiss Life", "swisslife_…"): when
+        # the joined spelling names documents, it stands for its two words
+        pairs = [(a, b, analyze(a + b, query.language)) for a, b in zip(written, written[1:])]
+        joined = [t for _, _, ts in pairs for t in ts if self.df.get(t)]
+        parts = {t for a, b, ts in pairs if set(ts) & set(joined) for t in analyze(f"{a} {b}", query.language)}
+        written_as_names = {t for name in written for t in analyze(name, query.language)} | set(joined)
+        terms = [t for t in dict.fromkeys([*query.terms, *joined]) if t not in parts]
+        naming = [t for t in terms if 0 < self.df.get(t, 0) < n and (t in written_as_names or not common_term(t))]
         if any(t in written_as_names for t in naming):  # common terms beside a written name
-            naming = [t for t in query.terms if 0 < self.df.get(t, 0) < n]
+            naming = [t for t in terms if 0 < self.df.get(t, 0) < n]
         # (acronyms are left to the acronym dictionary: "ITT" is often only written out)
         insurers = {m.group(1) for m in _INSURER.finditer(query.text)}
         holders = {m.group(1) for m in _HOLDER.finditer(query.text)}
@@ -169,13 +176,18 @@ class DocumentIdentities:
         of_insurer = {d for d in chosen if self.terms[d] & insurer_terms}
         if of_insurer:
             chosen = of_insurer
-        written = [t for t in dict.fromkeys(naming) if t in written_as_names]
-        for term in written:  # a name the reader wrote keeps its best documents in scope
+        written_terms = [t for t in dict.fromkeys(naming) if t in written_as_names]
+        for term in written_terms:  # a name the reader wrote keeps its best documents in scope
             holders = {d for d, ts in self.terms.items() if term in ts}
             if not holders & chosen:
                 top = max(score[d] for d in holders)
                 chosen |= {d for d in holders if score[d] == top}
-        sides = _sides(frozenset(chosen), [frozenset(d for d in chosen if t in self.terms[d]) for t in written])
+        if written_terms:
+            # beside a name the reader wrote, a word that names other documents ("mon assurance
+            # auto Groupama" against Acheel's "DG Auto") says which of the named one's
+            # policies is meant, never that another insurer's policy is theirs
+            chosen = {d for d in chosen if self.terms[d] & set(written_terms)}
+        sides = _sides(frozenset(chosen), [frozenset(d for d in chosen if t in self.terms[d]) for t in written_terms])
         if len(sides) == 1:  # the product the reader named, alone
             chosen, sides = set(sides[0]), ()
         used = tuple(t for t in naming if any(t in self.terms[d] for d in chosen))

@@ -209,3 +209,31 @@ def test_function_words_are_no_content_of_a_question():
     # the auxiliaries say how it is asked: "va-t-elle jouer ?", "Puis-je appeler … ?"
     assert content_terms("La garantie bris de glace va-t-elle jouer ?", "fr") == ["garant", "bris", "glac", "jou"]
     assert "puis" not in content_terms("Puis-je appeler l'assistance serrurerie ?", "fr")
+
+
+LINES = DocumentIdentities.of(
+    {
+        "pet": {"title": "Santé chien chat", "file_name": "groupama-pj_sante-chien-chat-dg_2026.pdf"},
+        "car": {"title": "DG Auto Acheel", "file_name": "acheel-allianz_auto-dg_2022.pdf"},
+        "health": {"title": "Swiss Santé", "file_name": "swisslife_sante-swiss-sante-dg_2004.pdf"},
+        "disability": {"title": "Mod. 5751", "file_name": "swisslife_prevoyance-tns-notice_2003.pdf"},
+    }
+)
+
+
+def test_a_word_naming_another_insurers_policy_never_widens_the_named_insurers_scope():
+    # "auto" names Acheel's car policy; beside the insurer the reader wrote, it only says
+    # which of that insurer's policies is meant, and Groupama has no car policy here
+    found = LINES.scope(
+        AnalyzedQuery.of("Mon assurance auto Groupama couvre-t-elle le bris de glace ?", "fr"),
+        lambda t: True,
+        lambda t: False,
+    )
+    assert found.document_ids == ("pet",) and found.groups == ()
+
+
+def test_a_name_in_two_words_matches_its_one_word_spelling_in_a_file_name():
+    found = LINES.scope(
+        AnalyzedQuery.of("Mon contrat Swiss Life prévoit-il une rente ?", "fr"), lambda t: True, lambda t: False
+    )
+    assert "disability" in found.document_ids and "car" not in found.document_ids

@@ -1,0 +1,59 @@
+"""The lines of insurance a question speaks of choose among the named insurer's policies."""
+
+import pytest
+
+CAR = """# Assurix Auto — conditions générales
+
+## Bris de glace
+
+Le pare-brise et les glaces latérales du véhicule sont garantis ; le conducteur
+déclare le sinistre dans les cinq jours. Le remorquage du véhicule est pris en charge.
+"""
+HEALTH = """# Assurix Santé — conditions générales
+
+## Optique
+
+Les lunettes (monture et verres) sont remboursées une fois tous les deux ans, dans la limite de
+150 € pour la monture. Les soins dentaires et l'hospitalisation sont remboursés selon le tableau.
+"""
+OTHER = """# Protectis Habitation — conditions générales
+
+## Dégât des eaux
+
+Les dommages causés par l'eau au logement assuré sont garantis après déduction de la franchise.
+"""
+LOAN = """# Assurix Emprunteur — notice
+
+## Garanties du prêt
+
+En cas de décès de l'emprunteur, l'assureur rembourse le capital restant dû du prêt immobilier.
+Les mensualités du crédit sont prises en charge en cas d'incapacité de travail.
+"""
+
+
+@pytest.mark.slow
+def test_a_named_insurers_policies_narrow_to_the_line_the_question_speaks_of(tmp_path):
+    from rag_assets.defs.ingestion.runs import ingest
+    from rag_assets.defs.instance import open_instance
+    from rag_assets.retrieve.knowledge_base import KnowledgeBase
+    from rag_assets_tests.conftest import make_settings
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name, text in {
+        "assurix-auto.md": CAR,
+        "assurix-sante.md": HEALTH,
+        "assurix-emprunteur.md": LOAN,
+        "protectis.md": OTHER,
+    }.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    settings = make_settings(tmp_path / "kb")
+    with open_instance(settings) as instance:
+        assert all(o.status != "failed" for o in ingest([folder], settings, instance))
+    kb = KnowledgeBase.open(settings.store)
+    file_of = {d: kb.document(d)["file_name"] for d in kb.document_ids()}
+
+    health = kb.scope("Ma mutuelle Assurix rembourse-t-elle mes lunettes de soleil ?")
+    assert [file_of[d] for d in health.document_ids] == ["assurix-sante.md"]
+    # no line named: every policy of the insurer stays in scope
+    assert len(kb.scope("Chez Assurix, quel est le délai pour déclarer ?").document_ids) == 3
