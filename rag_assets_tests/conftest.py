@@ -3,7 +3,10 @@ Dagster instance (in-process executor), once per test session.
 
 Tiers: a test is ``slow`` when it is marked so (real PDFs, benchmarks, the browser,
 subprocess ingests) or when it needs ``sample_kb`` (the sample corpus ingested through
-Dagster, a minute or more here). ``pytest -m "not slow"`` runs the rest.
+Dagster, a minute or more here). ``pytest -m "not slow"`` runs the rest. A test is ``real_pdf``
+when it reads the real documents of ``../shared`` (the ``shared_dir`` fixture, or marked so);
+``pytest -m "not real_pdf"`` is what a clone without ``../shared`` can run, none of it skipped
+for want of ``../shared``.
 
 The Dagster instance: SQLite under each test store, or, with
 ``RAG_ASSETS_TEST_DAGSTER=postgres``, a database of its own per store on one throwaway
@@ -50,8 +53,11 @@ def settings_env(settings) -> dict[str, str]:
 
 def pytest_collection_modifyitems(items):
     for item in items:
-        if "sample_kb" in getattr(item, "fixturenames", ()):
+        fixtures = getattr(item, "fixturenames", ())
+        if "sample_kb" in fixtures:
             item.add_marker(pytest.mark.slow)
+        if "shared_dir" in fixtures:
+            item.add_marker(pytest.mark.real_pdf)
 
 
 @pytest.fixture(scope="session")

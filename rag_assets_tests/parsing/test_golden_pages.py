@@ -1,8 +1,9 @@
 """Golden-file tests of the PDF stages on a handful of hard pages (in the manner of Docling's own tests).
 
-Each case is one page (two for a table continued across pages) cut out of a real insurer PDF of
-../shared/corpora/fr-insurance-docs with pypdfium2, or a page generated here (a font whose
-ToUnicode map is off by one, a scanned page). It is converted as the product converts a document:
+Two tiers. Generated pages, written by fpdf2 at test time, always run: a font whose ToUnicode
+map is off by one, a scanned page. Real pages, one (two for a table continued across pages) cut
+out of an insurer PDF of ../shared/corpora/fr-insurance-docs with pypdfium2, are marked
+`real_pdf` and skip without ../shared. Each case is converted as the product converts a document:
 `convert_with_report` (Docling with our layout, table and text-layer/OCR stages, then
 `repair_text`), `apply_structure`, then `build_parents` with a word counter and a budget no page
 reaches. The result is rendered as a page-by-page view (for each parent: its heading path, then
@@ -23,7 +24,7 @@ A regenerated golden file accepts whatever the product now does, so each case al
 explicit expectations that no regeneration changes. Defects the product has today are asserted
 too, as strict xfails: fixing one makes its test pass, which fails the run until the mark goes.
 
-Real pages skip without ../shared; the scanned page skips without Tesseract and its fra/eng data.
+The scanned page skips without Tesseract and its fra/eng data.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from rag_assets.parsing.convert import convert_with_report
 from rag_assets.parsing.structure import apply_structure
 from rag_assets_tests.parsing.test_text_layer import FRENCH, _fpdf, _page_image, _require_ocr, _shift_fonts
 
-pytestmark = pytest.mark.slow  # real pages converted one by one (about a minute)
+pytestmark = pytest.mark.slow  # pages converted one by one (about a minute)
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
 UPDATE_SETTING = "RAG_ASSETS_UPDATE_GOLDEN"
@@ -148,6 +149,8 @@ CASES = {
         ),
     ]
 }
+REAL = [key for key, case in CASES.items() if case.source]
+GENERATED = [key for key, case in CASES.items() if not case.source]
 
 # The generated pages (ours, stored in full).
 SHIFTED_HEADING = "Article 4 - Franchises et plafonds"
@@ -411,9 +414,10 @@ class Conversions:
         self.root = root
         self.done: dict[str, Converted | BaseException] = {}
 
-    def get(self, key: str, request: pytest.FixtureRequest) -> Converted:
+    def get(self, key: str, shared: Path | None = None) -> Converted:
+        """This case converted; `shared` is ../shared for a real page (the `shared_dir` fixture)."""
         case = CASES[key]
-        shared = request.getfixturevalue("shared_dir") if case.source else None  # skips without ../shared
+        assert (shared is not None) == bool(case.source), key
         if shared is not None and not (shared / CORPUS / case.source).exists():
             pytest.skip(f"{shared / CORPUS / case.source} is absent")
         if key == "scanned":
@@ -446,9 +450,18 @@ def conversions(tmp_path_factory: pytest.TempPathFactory) -> Conversions:
 # ------------------------------------------------------------------------------ golden comparison
 
 
-@pytest.mark.parametrize("key", list(CASES))
-def test_matches_golden_view(key: str, conversions: Conversions, request: pytest.FixtureRequest) -> None:
-    converted = conversions.get(key, request)
+@pytest.mark.parametrize("key", GENERATED)
+def test_generated_page_matches_golden_view(key: str, conversions: Conversions) -> None:
+    _compare_with_golden(conversions.get(key))
+
+
+@pytest.mark.parametrize("key", REAL)
+def test_real_page_matches_golden_view(key: str, conversions: Conversions, shared_dir: Path) -> None:
+    _compare_with_golden(conversions.get(key, shared_dir))
+
+
+def _compare_with_golden(converted: Converted) -> None:
+    key = converted.case.key
     path = GOLDEN_DIR / f"{key}.txt"
     actual = golden_text(converted)
     if os.environ.get(UPDATE_SETTING) == "1":
@@ -488,58 +501,58 @@ def _difference_message(case: Case, path: Path, expected: list[str], got: list[s
 
 
 @pytest.fixture
-def franchise_grid(conversions: Conversions, request: pytest.FixtureRequest) -> Converted:
-    return conversions.get("franchise_grid", request)
+def franchise_grid(conversions: Conversions, shared_dir: Path) -> Converted:
+    return conversions.get("franchise_grid", shared_dir)
 
 
 @pytest.fixture
-def table_across_pages(conversions: Conversions, request: pytest.FixtureRequest) -> Converted:
-    return conversions.get("table_across_pages", request)
+def table_across_pages(conversions: Conversions, shared_dir: Path) -> Converted:
+    return conversions.get("table_across_pages", shared_dir)
 
 
 @pytest.fixture
-def two_columns(conversions: Conversions, request: pytest.FixtureRequest) -> Converted:
-    return conversions.get("two_columns", request)
+def two_columns(conversions: Conversions, shared_dir: Path) -> Converted:
+    return conversions.get("two_columns", shared_dir)
 
 
 @pytest.fixture
-def table_of_contents(conversions: Conversions, request: pytest.FixtureRequest) -> Converted:
-    return conversions.get("table_of_contents", request)
+def table_of_contents(conversions: Conversions, shared_dir: Path) -> Converted:
+    return conversions.get("table_of_contents", shared_dir)
 
 
 @pytest.fixture
-def ipid(conversions: Conversions, request: pytest.FixtureRequest) -> Converted:
-    return conversions.get("ipid", request)
+def ipid(conversions: Conversions, shared_dir: Path) -> Converted:
+    return conversions.get("ipid", shared_dir)
 
 
 @pytest.fixture
-def rotated_table(conversions: Conversions, request: pytest.FixtureRequest) -> Converted:
-    return conversions.get("rotated_table", request)
+def rotated_table(conversions: Conversions, shared_dir: Path) -> Converted:
+    return conversions.get("rotated_table", shared_dir)
 
 
 @pytest.fixture
-def shaded_table(conversions: Conversions, request: pytest.FixtureRequest) -> Converted:
-    return conversions.get("shaded_table", request)
+def shaded_table(conversions: Conversions, shared_dir: Path) -> Converted:
+    return conversions.get("shaded_table", shared_dir)
 
 
 @pytest.fixture
-def text_boxes_on_picture(conversions: Conversions, request: pytest.FixtureRequest) -> Converted:
-    return conversions.get("text_boxes_on_picture", request)
+def text_boxes_on_picture(conversions: Conversions, shared_dir: Path) -> Converted:
+    return conversions.get("text_boxes_on_picture", shared_dir)
 
 
 @pytest.fixture
-def borderless_table(conversions: Conversions, request: pytest.FixtureRequest) -> Converted:
-    return conversions.get("borderless_table", request)
+def borderless_table(conversions: Conversions, shared_dir: Path) -> Converted:
+    return conversions.get("borderless_table", shared_dir)
 
 
 @pytest.fixture
-def shifted_font(conversions: Conversions, request: pytest.FixtureRequest) -> Converted:
-    return conversions.get("shifted_font", request)
+def shifted_font(conversions: Conversions) -> Converted:
+    return conversions.get("shifted_font")
 
 
 @pytest.fixture
-def scanned(conversions: Conversions, request: pytest.FixtureRequest) -> Converted:
-    return conversions.get("scanned", request)
+def scanned(conversions: Conversions) -> Converted:
+    return conversions.get("scanned")
 
 
 def known_defect(reason: str):
@@ -864,3 +877,4 @@ def test_scanned_page_is_read_by_ocr(scanned: Converted) -> None:
     assert [p.heading_path for p in scanned.parents] == [[SCANNED_HEADING]]
     for words in ("Vous êtes poursuivi devant une juridiction pénale", "frais de votre défense", "trente jours"):
         assert words in scanned.text
+
