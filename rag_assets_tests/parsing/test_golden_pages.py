@@ -1,7 +1,9 @@
 """Golden-file tests of the PDF stages on a handful of hard pages (in the manner of Docling's own tests).
 
-Two tiers. Generated pages, written by fpdf2 at test time, always run: a font whose ToUnicode
-map is off by one, a scanned page. Real pages, one (two for a table continued across pages) cut
+Two tiers. Generated pages, written by fpdf2 at test time (generated_pages.py and below), always
+run: look-alikes of the hard layouts (a ruled grid, two columns, a contents page with dotted
+leaders, a table continued on the next page) and of the broken text layers (a font whose ToUnicode
+map is off by one, a scanned page). Real pages, one (two for a table continued across pages) cut
 out of an insurer PDF of ../shared/corpora/fr-insurance-docs with pypdfium2, are marked
 `real_pdf` and skip without ../shared. Each case is converted as the product converts a document:
 `convert_with_report` (Docling with our layout, table and text-layer/OCR stages, then
@@ -41,6 +43,7 @@ import pytest
 from rag_assets.ingest.sections import Block, Parent, build_parents
 from rag_assets.parsing.convert import convert_with_report
 from rag_assets.parsing.structure import apply_structure
+from rag_assets_tests.parsing import generated_pages as generated
 from rag_assets_tests.parsing.test_text_layer import FRENCH, _fpdf, _page_image, _require_ocr, _shift_fonts
 
 pytestmark = pytest.mark.slow  # pages converted one by one (about a minute)
@@ -147,7 +150,37 @@ CASES = {
             (1,),
             "generated: a text page with a heading rasterized at 200 dpi, rebuilt as an image-only PDF (OCR)",
         ),
+        Case(
+            "generated_grid_table",
+            None,
+            (1,),
+            "generated: a ruled grid of guarantees (plafond, franchise), some cells on two lines, between two articles",
+        ),
+        Case(
+            "generated_two_columns",
+            None,
+            (1,),
+            "generated: a chapter heading across the page over two columns whose lines sit side by side",
+        ),
+        Case(
+            "generated_contents",
+            None,
+            (1, 2, 3),
+            "generated: a 'Sommaire' page of entries with dotted leaders and page numbers, then the pages it cites",
+        ),
+        Case(
+            "generated_table_across_pages",
+            None,
+            (1, 2),
+            "generated: a ruled table ending at the foot of p.1 and continued at the top of p.2, header repeated",
+        ),
     ]
+}
+GENERATORS = {
+    "generated_grid_table": generated.grid_table_pdf,
+    "generated_two_columns": generated.two_columns_pdf,
+    "generated_contents": generated.contents_pdf,
+    "generated_table_across_pages": generated.table_across_pages_pdf,
 }
 REAL = [key for key, case in CASES.items() if case.source]
 GENERATED = [key for key, case in CASES.items() if not case.source]
@@ -187,7 +220,9 @@ def _generated_page(path: Path, heading: str, table: list[tuple[str, ...]] | Non
 
 def _make_pdf(case: Case, root: Path, shared: Path | None) -> Path:
     out = root / f"{case.key}.pdf"
-    if case.key == "shifted_font":
+    if case.key in GENERATORS:
+        GENERATORS[case.key](out)
+    elif case.key == "shifted_font":
         _generated_page(root / "shifted_font.plain.pdf", SHIFTED_HEADING, SHIFTED_TABLE)
         _shift_fonts(root / "shifted_font.plain.pdf", out)
     elif case.key == "scanned":
@@ -878,3 +913,64 @@ def test_scanned_page_is_read_by_ocr(scanned: Converted) -> None:
     for words in ("Vous êtes poursuivi devant une juridiction pénale", "frais de votre défense", "trente jours"):
         assert words in scanned.text
 
+
+# 12. Generated look-alikes of the hard layouts (always run: no ../shared needed)
+
+
+@pytest.fixture
+def generated_grid_table(conversions: Conversions) -> Converted:
+    return conversions.get("generated_grid_table")
+
+
+@pytest.fixture
+def generated_two_columns(conversions: Conversions) -> Converted:
+    return conversions.get("generated_two_columns")
+
+
+@pytest.fixture
+def generated_contents(conversions: Conversions) -> Converted:
+    return conversions.get("generated_contents")
+
+
+@pytest.fixture
+def generated_table_across_pages(conversions: Conversions) -> Converted:
+    return conversions.get("generated_table_across_pages")
+
+
+def test_generated_grid_keeps_wrapped_cells_whole_in_their_row(generated_grid_table: Converted) -> None:
+    [table] = generated_grid_table.tables()
+    assert table.header == [list(generated.GRID_TABLE[0])]
+    assert table.rows == [list(row) for row in generated.GRID_TABLE[1:]]
+    assert generated_grid_table.parent_of(table).heading_path == [generated.GRID_HEADING]
+    assert generated_grid_table.parent_with(generated.GRID_AFTER).heading_path == [generated.GRID_AFTER_HEADING]
+
+
+def test_generated_columns_are_read_one_after_the_other(generated_two_columns: Converted) -> None:
+    assert generated_two_columns.tables() == []
+    assert generated_two_columns.before(*generated.LEFT, *generated.RIGHT)
+    for heading, paragraphs in ((generated.LEFT_HEADING, generated.LEFT), (generated.RIGHT_HEADING, generated.RIGHT)):
+        for paragraph in paragraphs:  # whole: no line of the other column in it
+            assert generated_two_columns.parent_with(paragraph).heading_path == [generated.COLUMNS_HEADING, heading]
+
+
+def test_generated_contents_page_confirms_headings_and_stays_out_of_the_body(generated_contents: Converted) -> None:
+    entries = generated.CONTENTS
+    assert generated_contents.structure["toc_pages"] == [1]
+    assert generated_contents.structure["toc_entries"] == len(entries)
+    assert generated_contents.structure["headings_confirmed_by_toc"] == len(entries)
+    assert [p.heading_path for p in generated_contents.parents] == [[title] for title, _ in entries]
+    assert [p.pages for p in generated_contents.parents] == [[page] for _, page in entries]
+    assert generated.CONTENTS_HEADING not in generated_contents.text and "...." not in generated_contents.text
+
+
+def test_generated_table_across_pages_is_one_table_with_its_header_once(
+    generated_table_across_pages: Converted,
+) -> None:
+    assert generated_table_across_pages.structure["tables_continued_on_pages"] == [2]
+    [table] = generated_table_across_pages.tables()
+    assert table.pages == [1, 2]
+    assert table.header == [list(generated.ACROSS_HEADER)]
+    assert table.rows == [list(row) for row in [*generated.ACROSS_PAGE_1, *generated.ACROSS_PAGE_2]]
+    assert generated_table_across_pages.parent_of(table).heading_path == [generated.ACROSS_HEADING]
+    after = generated_table_across_pages.parent_with(generated.ACROSS_AFTER)
+    assert after.heading_path == [generated.ACROSS_AFTER_HEADING]
