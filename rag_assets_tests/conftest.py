@@ -28,6 +28,7 @@ from rag_assets.settings import SAMPLES_DIR, load_settings  # noqa: E402
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SHARED = PROJECT_ROOT.parent / "shared"
 TEST_DAGSTER = os.environ.get("RAG_ASSETS_TEST_DAGSTER", "sqlite")
+UPDATE_GOLDEN = "RAG_ASSETS_UPDATE_GOLDEN"  # rewrite golden files instead of comparing (parsing/test_golden_pages.py)
 _postgres = None  # the session's server under RAG_ASSETS_TEST_DAGSTER=postgres
 
 
@@ -49,6 +50,19 @@ def settings_env(settings) -> dict[str, str]:
     if settings.postgres_url:
         env["RAG_ASSETS_POSTGRES_URL"] = settings.postgres_url
     return env
+
+
+def pytest_configure(config):
+    refuse_golden_update_in_ci(os.environ)
+
+
+def refuse_golden_update_in_ci(environ) -> None:
+    """In CI a rewritten golden file would pass whatever the product does: stop the run instead."""
+    if environ.get(UPDATE_GOLDEN) and environ.get("CI", "").lower() not in ("", "0", "false"):
+        raise pytest.UsageError(
+            f"{UPDATE_GOLDEN} is set in CI (CI={environ['CI']}): golden files are rewritten on a developer's "
+            "machine and the diff reviewed, never in CI"
+        )
 
 
 def pytest_collection_modifyitems(items):

@@ -26,7 +26,8 @@ A regenerated golden file accepts whatever the product now does, so each case al
 explicit expectations that no regeneration changes. Defects the product has today are asserted
 too, as strict xfails: fixing one makes its test pass, which fails the run until the mark goes.
 
-The scanned page skips without Tesseract and its fra/eng data.
+The scanned page skips without Tesseract and its fra/eng data. Rewriting the golden files is refused
+in CI (conftest.py): there a rewritten file would pass whatever the product does.
 """
 
 from __future__ import annotations
@@ -43,13 +44,13 @@ import pytest
 from rag_assets.ingest.sections import Block, Parent, build_parents
 from rag_assets.parsing.convert import convert_with_report
 from rag_assets.parsing.structure import apply_structure
+from rag_assets_tests.conftest import UPDATE_GOLDEN
 from rag_assets_tests.parsing import generated_pages as generated
 from rag_assets_tests.parsing.test_text_layer import FRENCH, _fpdf, _page_image, _require_ocr, _shift_fonts
 
 pytestmark = pytest.mark.slow  # pages converted one by one (about a minute)
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
-UPDATE_SETTING = "RAG_ASSETS_UPDATE_GOLDEN"
 CORPUS = "corpora/fr-insurance-docs"
 PARENT_BUDGET = 1_000_000  # tokens: a page never fills a parent, so parents follow headings only
 DIFF_LINES = 40  # lines of unified diff shown in a failure
@@ -433,7 +434,7 @@ def golden_text(converted: Converted) -> str:
         f"# Golden view of {case.label} for rag_assets_tests/parsing/test_golden_pages.py.",
         f"# Why this page: {case.why}.",
         f"# {how}",
-        f"# Rewrite: {UPDATE_SETTING}=1 pytest rag_assets_tests/parsing/test_golden_pages.py",
+        f"# Rewrite: {UPDATE_GOLDEN}=1 pytest rag_assets_tests/parsing/test_golden_pages.py",
     ]
     return "\n".join([*header, *converted.view]) + "\n"
 
@@ -499,15 +500,14 @@ def _compare_with_golden(converted: Converted) -> None:
     key = converted.case.key
     path = GOLDEN_DIR / f"{key}.txt"
     actual = golden_text(converted)
-    if os.environ.get(UPDATE_SETTING) == "1":
+    if os.environ.get(UPDATE_GOLDEN) == "1":
         GOLDEN_DIR.mkdir(exist_ok=True)
         if not path.exists() or path.read_text(encoding="utf-8") != actual:
             path.write_text(actual, encoding="utf-8")
         return
     if not path.exists():
         pytest.fail(
-            f"{converted.case.label}: no golden file golden/{path.name}; write it with {UPDATE_SETTING}=1 "
-            "and review it",
+            f"{converted.case.label}: no golden file golden/{path.name}; write it with {UPDATE_GOLDEN}=1 and review it",
             pytrace=False,
         )
     expected = _body(path.read_text(encoding="utf-8"))
@@ -528,7 +528,7 @@ def _difference_message(case: Case, path: Path, expected: list[str], got: list[s
     return (
         f"{case.label}: the converted page no longer matches golden/{path.name} ({where}).\n"
         + "\n".join(shown)
-        + f"\nIf the change is intended, rewrite the golden files with {UPDATE_SETTING}=1 and review the diff."
+        + f"\nIf the change is intended, rewrite the golden files with {UPDATE_GOLDEN}=1 and review the diff."
     )
 
 
