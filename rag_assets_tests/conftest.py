@@ -3,7 +3,10 @@ Dagster instance (in-process executor), once per test session.
 
 Tiers: a test is ``slow`` when it is marked so (real PDFs, benchmarks, the browser,
 subprocess ingests) or when it needs ``sample_kb`` (the sample corpus ingested through
-Dagster, a minute or more here). ``pytest -m "not slow"`` runs the rest.
+Dagster, a minute or more here). ``pytest -m "not slow"`` runs the rest. A test is ``real_pdf``
+when it reads the real documents of ``../shared`` (the ``shared_dir`` fixture, or marked so);
+``pytest -m "not real_pdf"`` is what a clone without ``../shared`` can run, none of it skipped
+for want of ``../shared``.
 
 The Dagster instance: SQLite under each test store, or, with
 ``RAG_ASSETS_TEST_DAGSTER=postgres``, a database of its own per store on one throwaway
@@ -25,6 +28,7 @@ from rag_assets.settings import SAMPLES_DIR, load_settings  # noqa: E402
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SHARED = PROJECT_ROOT.parent / "shared"
 TEST_DAGSTER = os.environ.get("RAG_ASSETS_TEST_DAGSTER", "sqlite")
+UPDATE_GOLDEN = "RAG_ASSETS_UPDATE_GOLDEN"  # rewrite golden files instead of comparing (parsing/test_golden_pages.py)
 _postgres = None  # the session's server under RAG_ASSETS_TEST_DAGSTER=postgres
 
 
@@ -48,10 +52,26 @@ def settings_env(settings) -> dict[str, str]:
     return env
 
 
+def pytest_configure(config):
+    refuse_golden_update_in_ci(os.environ)
+
+
+def refuse_golden_update_in_ci(environ) -> None:
+    """In CI a rewritten golden file would pass whatever the product does: stop the run instead."""
+    if environ.get(UPDATE_GOLDEN) and environ.get("CI", "").lower() not in ("", "0", "false"):
+        raise pytest.UsageError(
+            f"{UPDATE_GOLDEN} is set in CI (CI={environ['CI']}): golden files are rewritten on a developer's "
+            "machine and the diff reviewed, never in CI"
+        )
+
+
 def pytest_collection_modifyitems(items):
     for item in items:
-        if "sample_kb" in getattr(item, "fixturenames", ()):
+        fixtures = getattr(item, "fixturenames", ())
+        if "sample_kb" in fixtures:
             item.add_marker(pytest.mark.slow)
+        if "shared_dir" in fixtures:
+            item.add_marker(pytest.mark.real_pdf)
 
 
 @pytest.fixture(scope="session")

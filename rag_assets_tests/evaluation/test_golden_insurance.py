@@ -86,10 +86,12 @@ def test_counts_by_kind_and_every_document_covered():
     assert {e.document for q in questions for e in q.evidence} == DOCUMENTS
 
 
+@pytest.mark.real_pdf
 def test_the_corpus_holds_exactly_the_twelve_documents(corpus):
     assert {p.name for p in corpus.glob("*.pdf")} == DOCUMENTS
 
 
+@pytest.mark.real_pdf
 @pytest.mark.parametrize(
     "qid, item", EVIDENCE, ids=[f"{qid}-{item['document'][:20]}-p{item['page']}" for qid, item in EVIDENCE]
 )

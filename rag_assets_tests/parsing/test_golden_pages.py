@@ -1,8 +1,11 @@
 """Golden-file tests of the PDF stages on a handful of hard pages (in the manner of Docling's own tests).
 
-Each case is one page (two for a table continued across pages) cut out of a real insurer PDF of
-../shared/corpora/fr-insurance-docs with pypdfium2, or a page generated here (a font whose
-ToUnicode map is off by one, a scanned page). It is converted as the product converts a document:
+Two tiers. Generated pages, written by fpdf2 at test time (generated_pages.py and below), always
+run: look-alikes of the hard layouts (a ruled grid, two columns, a contents page with dotted
+leaders, a table continued on the next page) and of the broken text layers (a font whose ToUnicode
+map is off by one, a scanned page). Real pages, one (two for a table continued across pages) cut
+out of an insurer PDF of ../shared/corpora/fr-insurance-docs with pypdfium2, are marked
+`real_pdf` and skip without ../shared. Each case is converted as the product converts a document:
 `convert_with_report` (Docling with our layout, table and text-layer/OCR stages, then
 `repair_text`), `apply_structure`, then `build_parents` with a word counter and a budget no page
 reaches. The result is rendered as a page-by-page view (for each parent: its heading path, then
@@ -23,7 +26,8 @@ A regenerated golden file accepts whatever the product now does, so each case al
 explicit expectations that no regeneration changes. Defects the product has today are asserted
 too, as strict xfails: fixing one makes its test pass, which fails the run until the mark goes.
 
-Real pages skip without ../shared; the scanned page skips without Tesseract and its fra/eng data.
+The scanned page skips without Tesseract and its fra/eng data. Rewriting the golden files is refused
+in CI (conftest.py): there a rewritten file would pass whatever the product does.
 """
 
 from __future__ import annotations
@@ -40,12 +44,13 @@ import pytest
 from rag_assets.ingest.sections import Block, Parent, build_parents
 from rag_assets.parsing.convert import convert_with_report
 from rag_assets.parsing.structure import apply_structure
+from rag_assets_tests.conftest import UPDATE_GOLDEN
+from rag_assets_tests.parsing import generated_pages as generated
 from rag_assets_tests.parsing.test_text_layer import FRENCH, _fpdf, _page_image, _require_ocr, _shift_fonts
 
-pytestmark = pytest.mark.slow  # real pages converted one by one (about a minute)
+pytestmark = pytest.mark.slow  # pages converted one by one (about a minute)
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
-UPDATE_SETTING = "RAG_ASSETS_UPDATE_GOLDEN"
 CORPUS = "corpora/fr-insurance-docs"
 PARENT_BUDGET = 1_000_000  # tokens: a page never fills a parent, so parents follow headings only
 DIFF_LINES = 40  # lines of unified diff shown in a failure
@@ -146,8 +151,40 @@ CASES = {
             (1,),
             "generated: a text page with a heading rasterized at 200 dpi, rebuilt as an image-only PDF (OCR)",
         ),
+        Case(
+            "generated_grid_table",
+            None,
+            (1,),
+            "generated: a ruled grid of guarantees (plafond, franchise), some cells on two lines, between two articles",
+        ),
+        Case(
+            "generated_two_columns",
+            None,
+            (1,),
+            "generated: a chapter heading across the page over two columns whose lines sit side by side",
+        ),
+        Case(
+            "generated_contents",
+            None,
+            (1, 2, 3),
+            "generated: a 'Sommaire' page of entries with dotted leaders and page numbers, then the pages it cites",
+        ),
+        Case(
+            "generated_table_across_pages",
+            None,
+            (1, 2),
+            "generated: a ruled table ending at the foot of p.1 and continued at the top of p.2, header repeated",
+        ),
     ]
 }
+GENERATORS = {
+    "generated_grid_table": generated.grid_table_pdf,
+    "generated_two_columns": generated.two_columns_pdf,
+    "generated_contents": generated.contents_pdf,
+    "generated_table_across_pages": generated.table_across_pages_pdf,
+}
+REAL = [key for key, case in CASES.items() if case.source]
+GENERATED = [key for key, case in CASES.items() if not case.source]
 
 # The generated pages (ours, stored in full).
 SHIFTED_HEADING = "Article 4 - Franchises et plafonds"
@@ -184,7 +221,9 @@ def _generated_page(path: Path, heading: str, table: list[tuple[str, ...]] | Non
 
 def _make_pdf(case: Case, root: Path, shared: Path | None) -> Path:
     out = root / f"{case.key}.pdf"
-    if case.key == "shifted_font":
+    if case.key in GENERATORS:
+        GENERATORS[case.key](out)
+    elif case.key == "shifted_font":
         _generated_page(root / "shifted_font.plain.pdf", SHIFTED_HEADING, SHIFTED_TABLE)
         _shift_fonts(root / "shifted_font.plain.pdf", out)
     elif case.key == "scanned":
@@ -395,7 +434,7 @@ def golden_text(converted: Converted) -> str:
         f"# Golden view of {case.label} for rag_assets_tests/parsing/test_golden_pages.py.",
         f"# Why this page: {case.why}.",
         f"# {how}",
-        f"# Rewrite: {UPDATE_SETTING}=1 pytest rag_assets_tests/parsing/test_golden_pages.py",
+        f"# Rewrite: {UPDATE_GOLDEN}=1 pytest rag_assets_tests/parsing/test_golden_pages.py",
     ]
     return "\n".join([*header, *converted.view]) + "\n"
 
@@ -411,9 +450,10 @@ class Conversions:
         self.root = root
         self.done: dict[str, Converted | BaseException] = {}
 
-    def get(self, key: str, request: pytest.FixtureRequest) -> Converted:
+    def get(self, key: str, shared: Path | None = None) -> Converted:
+        """This case converted; `shared` is ../shared for a real page (the `shared_dir` fixture)."""
         case = CASES[key]
-        shared = request.getfixturevalue("shared_dir") if case.source else None  # skips without ../shared
+        assert (shared is not None) == bool(case.source), key
         if shared is not None and not (shared / CORPUS / case.source).exists():
             pytest.skip(f"{shared / CORPUS / case.source} is absent")
         if key == "scanned":
@@ -446,20 +486,28 @@ def conversions(tmp_path_factory: pytest.TempPathFactory) -> Conversions:
 # ------------------------------------------------------------------------------ golden comparison
 
 
-@pytest.mark.parametrize("key", list(CASES))
-def test_matches_golden_view(key: str, conversions: Conversions, request: pytest.FixtureRequest) -> None:
-    converted = conversions.get(key, request)
+@pytest.mark.parametrize("key", GENERATED)
+def test_generated_page_matches_golden_view(key: str, conversions: Conversions) -> None:
+    _compare_with_golden(conversions.get(key))
+
+
+@pytest.mark.parametrize("key", REAL)
+def test_real_page_matches_golden_view(key: str, conversions: Conversions, shared_dir: Path) -> None:
+    _compare_with_golden(conversions.get(key, shared_dir))
+
+
+def _compare_with_golden(converted: Converted) -> None:
+    key = converted.case.key
     path = GOLDEN_DIR / f"{key}.txt"
     actual = golden_text(converted)
-    if os.environ.get(UPDATE_SETTING) == "1":
+    if os.environ.get(UPDATE_GOLDEN) == "1":
         GOLDEN_DIR.mkdir(exist_ok=True)
         if not path.exists() or path.read_text(encoding="utf-8") != actual:
             path.write_text(actual, encoding="utf-8")
         return
     if not path.exists():
         pytest.fail(
-            f"{converted.case.label}: no golden file golden/{path.name}; write it with {UPDATE_SETTING}=1 "
-            "and review it",
+            f"{converted.case.label}: no golden file golden/{path.name}; write it with {UPDATE_GOLDEN}=1 and review it",
             pytrace=False,
         )
     expected = _body(path.read_text(encoding="utf-8"))
@@ -480,7 +528,7 @@ def _difference_message(case: Case, path: Path, expected: list[str], got: list[s
     return (
         f"{case.label}: the converted page no longer matches golden/{path.name} ({where}).\n"
         + "\n".join(shown)
-        + f"\nIf the change is intended, rewrite the golden files with {UPDATE_SETTING}=1 and review the diff."
+        + f"\nIf the change is intended, rewrite the golden files with {UPDATE_GOLDEN}=1 and review the diff."
     )
 
 
@@ -488,58 +536,58 @@ def _difference_message(case: Case, path: Path, expected: list[str], got: list[s
 
 
 @pytest.fixture
-def franchise_grid(conversions: Conversions, request: pytest.FixtureRequest) -> Converted:
-    return conversions.get("franchise_grid", request)
+def franchise_grid(conversions: Conversions, shared_dir: Path) -> Converted:
+    return conversions.get("franchise_grid", shared_dir)
 
 
 @pytest.fixture
-def table_across_pages(conversions: Conversions, request: pytest.FixtureRequest) -> Converted:
-    return conversions.get("table_across_pages", request)
+def table_across_pages(conversions: Conversions, shared_dir: Path) -> Converted:
+    return conversions.get("table_across_pages", shared_dir)
 
 
 @pytest.fixture
-def two_columns(conversions: Conversions, request: pytest.FixtureRequest) -> Converted:
-    return conversions.get("two_columns", request)
+def two_columns(conversions: Conversions, shared_dir: Path) -> Converted:
+    return conversions.get("two_columns", shared_dir)
 
 
 @pytest.fixture
-def table_of_contents(conversions: Conversions, request: pytest.FixtureRequest) -> Converted:
-    return conversions.get("table_of_contents", request)
+def table_of_contents(conversions: Conversions, shared_dir: Path) -> Converted:
+    return conversions.get("table_of_contents", shared_dir)
 
 
 @pytest.fixture
-def ipid(conversions: Conversions, request: pytest.FixtureRequest) -> Converted:
-    return conversions.get("ipid", request)
+def ipid(conversions: Conversions, shared_dir: Path) -> Converted:
+    return conversions.get("ipid", shared_dir)
 
 
 @pytest.fixture
-def rotated_table(conversions: Conversions, request: pytest.FixtureRequest) -> Converted:
-    return conversions.get("rotated_table", request)
+def rotated_table(conversions: Conversions, shared_dir: Path) -> Converted:
+    return conversions.get("rotated_table", shared_dir)
 
 
 @pytest.fixture
-def shaded_table(conversions: Conversions, request: pytest.FixtureRequest) -> Converted:
-    return conversions.get("shaded_table", request)
+def shaded_table(conversions: Conversions, shared_dir: Path) -> Converted:
+    return conversions.get("shaded_table", shared_dir)
 
 
 @pytest.fixture
-def text_boxes_on_picture(conversions: Conversions, request: pytest.FixtureRequest) -> Converted:
-    return conversions.get("text_boxes_on_picture", request)
+def text_boxes_on_picture(conversions: Conversions, shared_dir: Path) -> Converted:
+    return conversions.get("text_boxes_on_picture", shared_dir)
 
 
 @pytest.fixture
-def borderless_table(conversions: Conversions, request: pytest.FixtureRequest) -> Converted:
-    return conversions.get("borderless_table", request)
+def borderless_table(conversions: Conversions, shared_dir: Path) -> Converted:
+    return conversions.get("borderless_table", shared_dir)
 
 
 @pytest.fixture
-def shifted_font(conversions: Conversions, request: pytest.FixtureRequest) -> Converted:
-    return conversions.get("shifted_font", request)
+def shifted_font(conversions: Conversions) -> Converted:
+    return conversions.get("shifted_font")
 
 
 @pytest.fixture
-def scanned(conversions: Conversions, request: pytest.FixtureRequest) -> Converted:
-    return conversions.get("scanned", request)
+def scanned(conversions: Conversions) -> Converted:
+    return conversions.get("scanned")
 
 
 def known_defect(reason: str):
@@ -864,3 +912,65 @@ def test_scanned_page_is_read_by_ocr(scanned: Converted) -> None:
     assert [p.heading_path for p in scanned.parents] == [[SCANNED_HEADING]]
     for words in ("Vous êtes poursuivi devant une juridiction pénale", "frais de votre défense", "trente jours"):
         assert words in scanned.text
+
+
+# 12. Generated look-alikes of the hard layouts (always run: no ../shared needed)
+
+
+@pytest.fixture
+def generated_grid_table(conversions: Conversions) -> Converted:
+    return conversions.get("generated_grid_table")
+
+
+@pytest.fixture
+def generated_two_columns(conversions: Conversions) -> Converted:
+    return conversions.get("generated_two_columns")
+
+
+@pytest.fixture
+def generated_contents(conversions: Conversions) -> Converted:
+    return conversions.get("generated_contents")
+
+
+@pytest.fixture
+def generated_table_across_pages(conversions: Conversions) -> Converted:
+    return conversions.get("generated_table_across_pages")
+
+
+def test_generated_grid_keeps_wrapped_cells_whole_in_their_row(generated_grid_table: Converted) -> None:
+    [table] = generated_grid_table.tables()
+    assert table.header == [list(generated.GRID_TABLE[0])]
+    assert table.rows == [list(row) for row in generated.GRID_TABLE[1:]]
+    assert generated_grid_table.parent_of(table).heading_path == [generated.GRID_HEADING]
+    assert generated_grid_table.parent_with(generated.GRID_AFTER).heading_path == [generated.GRID_AFTER_HEADING]
+
+
+def test_generated_columns_are_read_one_after_the_other(generated_two_columns: Converted) -> None:
+    assert generated_two_columns.tables() == []
+    assert generated_two_columns.before(*generated.LEFT, *generated.RIGHT)
+    for heading, paragraphs in ((generated.LEFT_HEADING, generated.LEFT), (generated.RIGHT_HEADING, generated.RIGHT)):
+        for paragraph in paragraphs:  # whole: no line of the other column in it
+            assert generated_two_columns.parent_with(paragraph).heading_path == [generated.COLUMNS_HEADING, heading]
+
+
+def test_generated_contents_page_confirms_headings_and_stays_out_of_the_body(generated_contents: Converted) -> None:
+    entries = generated.CONTENTS
+    assert generated_contents.structure["toc_pages"] == [1]
+    assert generated_contents.structure["toc_entries"] == len(entries)
+    assert generated_contents.structure["headings_confirmed_by_toc"] == len(entries)
+    assert [p.heading_path for p in generated_contents.parents] == [[title] for title, _ in entries]
+    assert [p.pages for p in generated_contents.parents] == [[page] for _, page in entries]
+    assert generated.CONTENTS_HEADING not in generated_contents.text and "...." not in generated_contents.text
+
+
+def test_generated_table_across_pages_is_one_table_with_its_header_once(
+    generated_table_across_pages: Converted,
+) -> None:
+    assert generated_table_across_pages.structure["tables_continued_on_pages"] == [2]
+    [table] = generated_table_across_pages.tables()
+    assert table.pages == [1, 2]
+    assert table.header == [list(generated.ACROSS_HEADER)]
+    assert table.rows == [list(row) for row in [*generated.ACROSS_PAGE_1, *generated.ACROSS_PAGE_2]]
+    assert generated_table_across_pages.parent_of(table).heading_path == [generated.ACROSS_HEADING]
+    after = generated_table_across_pages.parent_with(generated.ACROSS_AFTER)
+    assert after.heading_path == [generated.ACROSS_AFTER_HEADING]

@@ -176,6 +176,7 @@ def test_our_stages_reach_docling_through_its_plugin_entry_point() -> None:
 
 
 @pytest.mark.slow  # a real PDF
+@pytest.mark.real_pdf
 def test_solvency_ii_excerpt(converter: DocumentConverter, tmp_path: Path) -> None:
     if not SOLVENCY_PDF.exists():
         pytest.skip(f"shared corpus not available: {SOLVENCY_PDF} (expected ../shared beside the repository)")
