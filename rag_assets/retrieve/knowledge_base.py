@@ -26,7 +26,6 @@ from rag_assets.index.filters import SearchFilters
 from rag_assets.index.lexical import LexicalIndex
 from rag_assets.index.publication import pointer, read_publication
 from rag_assets.index.records import PUBLIC_GROUP, document_title, load_source_record
-from rag_assets.retrieve.acronyms import AcronymDictionary, DocumentAcronyms, extract, thesaurus_fingerprint
 from rag_assets.retrieve.branches import document_branches
 from rag_assets.retrieve.corpus import PublishedCorpus, document_acronyms
 from rag_assets.retrieve.definitions import defined_term, glossary_text, writes_term
@@ -36,9 +35,10 @@ from rag_assets.retrieve.limits import checked_question
 from rag_assets.retrieve.query import AnalyzedQuery, analyze
 from rag_assets.retrieve.reranking import reranker_from_spec
 from rag_assets.retrieve.scope import DocumentIdentities, Scope, identity_text, take_turns
-from rag_assets.retrieve.thesaurus import load_thesaurus
 from rag_assets.settings import Settings, load_settings
 from rag_assets.store import KnowledgeStore
+from rag_assets.text.acronyms import AcronymDictionary, DocumentAcronyms, extract, thesaurus_fingerprint
+from rag_assets.text.thesaurus import load_thesaurus
 
 
 @dataclass(frozen=True)
