@@ -119,7 +119,7 @@ def sample_kb(tmp_path_factory, sample_copy):
 @pytest.fixture
 def kb(sample_kb):
     """The sample knowledge base (built once per session through Dagster), opened fresh."""
-    from rag_assets.retrieve.knowledge_base import KnowledgeBase
+    from rag_assets.client import KnowledgeBase
 
     settings, _, outcomes = sample_kb
     failed = [o for o in outcomes if o.status == "failed"]

@@ -1,6 +1,6 @@
 """Sourced, verified answers over the knowledge base.
 
-    from rag_assets.retrieve.knowledge_base import KnowledgeBase
+    from rag_assets.client import KnowledgeBase
     kb = KnowledgeBase.open("data/knowledge")
     answer = kb.ask("Quelle est la franchise pour une inondation en zone A ?")
     print(answer.render())          # paragraphs, their citations, alerts

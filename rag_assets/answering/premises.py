@@ -725,7 +725,7 @@ def check_premises(question: str, subs, registry, extractive, asked: str = "") -
 
     from rag_assets.answering.extractive import units_of
     from rag_assets.answering.model import NO_SOURCE
-    from rag_assets.retrieve.thesaurus import load_thesaurus
+    from rag_assets.text.thesaurus import load_thesaurus
 
     claims = asserted_figures(question)
     # what the reader wrote counts too: a model's rewrite may drop the figure or its "c'est bien ça ?"

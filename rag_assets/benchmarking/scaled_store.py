@@ -26,8 +26,8 @@ from rag_assets.index.dense import ANN_MIN_ROWS, DenseIndex
 from rag_assets.index.lexical import LexicalDoc, LexicalIndex
 from rag_assets.index.publication import PUBLISHED_FILE, read_publication
 from rag_assets.retrieve.corpus import document_acronyms
-from rag_assets.retrieve.thesaurus import load_thesaurus
 from rag_assets.store import ACRONYMS_FILE, KnowledgeStore, read_json, write_json_atomic
+from rag_assets.text.thesaurus import load_thesaurus
 
 WORD_SHARE = 0.15  # words replaced in a replica's child text
 VECTOR_NOISE = 0.025  # per-dimension standard deviation, on 384-wide unit vectors: cosine ~0.9

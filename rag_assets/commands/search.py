@@ -59,7 +59,7 @@ def cmd_search(args, settings) -> int:
 def cmd_demo(args, settings) -> int:
     """The main job on the embedded defaults: sample corpus → all assets → searches and
     sourced answers (offline unless an endpoint is configured)."""
-    from rag_assets.retrieve.knowledge_base import KnowledgeBase
+    from rag_assets.client import KnowledgeBase
 
     args.paths, args.force = [str(SAMPLES_DIR)], False
     status = cmd_ingest(args, settings)

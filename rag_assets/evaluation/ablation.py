@@ -25,8 +25,8 @@ from rag_assets.evaluation.fusion_tuning import tuning_path
 from rag_assets.retrieve.fusion import PLAIN_RRF, Fusion
 from rag_assets.retrieve.knowledge_base import KnowledgeBase
 from rag_assets.retrieve.query import AnalyzedQuery
-from rag_assets.retrieve.thesaurus import load_thesaurus
 from rag_assets.settings import PROJECT_ROOT, Settings
+from rag_assets.text.thesaurus import load_thesaurus
 
 METRICS = ("recall@5", "ndcg@10", "mrr@10")
 BASELINE = "rrf"

@@ -81,7 +81,7 @@ class ProductFrenchAnalyzer:
     name = "tantivy-french (simple tokenizer, lowercase, French stop words, Snowball, ASCII folding)"
 
     def __init__(self) -> None:
-        from rag_assets.index.lexical import analyzer
+        from rag_assets.text.analysis import analyzer
 
         self._analyzer = analyzer("fr")
 

@@ -1,4 +1,4 @@
-"""Tantivy lexical index of children, with French and English analyzers.
+"""Tantivy lexical index of children, with French and English analyzers (`rag_assets.text.analysis`).
 
 Analyzers are not saved with an index, so they are registered on every open. User
 queries are never given to Tantivy's query parser (it raises on ordinary text such as
@@ -18,24 +18,11 @@ import tantivy
 
 from rag_assets.index.filters import SearchFilters, date_number
 from rag_assets.store import file_lock
+from rag_assets.text.analysis import analyzer
 
 TEXT_FIELDS = {"fr": "text_fr", "en": "text_en"}
 PHRASE_MIN_TERMS = 4
 _WORDS = re.compile(r"\w+")  # the simple tokenizer's split, to keep word offsets
-_STEMMERS = {"fr": "french", "en": "english"}
-
-
-def analyzer(language: str) -> tantivy.TextAnalyzer:
-    # ASCII folding after stemming: the Snowball French stemmer expects accents.
-    return (
-        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-        .filter(tantivy.Filter.remove_long(40))
-        .filter(tantivy.Filter.lowercase())
-        .filter(tantivy.Filter.stopword(_STEMMERS[language]))
-        .filter(tantivy.Filter.stemmer(_STEMMERS[language]))
-        .filter(tantivy.Filter.ascii_fold())
-        .build()
-    )
 
 
 def _schema() -> tantivy.Schema:

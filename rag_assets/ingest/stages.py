@@ -33,10 +33,10 @@ from rag_assets.ingest.sections import Parent, build_parents, picture_text
 from rag_assets.ingest.sources import document_version, ingest_source, metadata_top
 from rag_assets.parsing.budget import Budget, check_tokens
 from rag_assets.parsing.convert import convert_and_save_with_limit, load_document
-from rag_assets.retrieve.acronyms import DocumentAcronyms
-from rag_assets.retrieve.thesaurus import load_thesaurus
 from rag_assets.settings import Settings
 from rag_assets.store import KnowledgeStore, read_json, write_json_atomic
+from rag_assets.text.acronyms import DocumentAcronyms
+from rag_assets.text.thesaurus import load_thesaurus
 from rag_assets.versions import CODE_VERSIONS
 
 # The checks each stage reports, and whether a failure refuses the document (blocking).

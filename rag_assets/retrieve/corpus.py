@@ -19,8 +19,8 @@ from pathlib import Path
 import polars as pl
 
 from rag_assets.index.rows import PARENT_JSON_COLUMNS
-from rag_assets.retrieve.acronyms import DocumentAcronyms, thesaurus_fingerprint
 from rag_assets.store import ACRONYMS_FILE, KnowledgeStore, read_json
+from rag_assets.text.acronyms import DocumentAcronyms, thesaurus_fingerprint
 
 CACHED_DOCUMENTS = 64
 # Children are read for their text (hits, feedback); "contextualized" repeats it with headings.

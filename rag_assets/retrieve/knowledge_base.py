@@ -1,6 +1,7 @@
-"""Python client: open a knowledge store built by the pipeline and search it.
+"""The read side of a knowledge store built by the pipeline: search it, look its parts up.
 
-Reads only materialized assets (no Dagster run needed).
+Reads only materialized assets (no Dagster run needed). Answering reads this and sits above
+it: `rag_assets.client.KnowledgeBase` adds `ask`.
 
     from rag_assets.retrieve.knowledge_base import KnowledgeBase
     kb = KnowledgeBase.open("data/knowledge")
@@ -16,6 +17,7 @@ import time
 from collections.abc import Hashable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Self
 
 from rag_assets.embedding import QueryVectorCache, get_embedder
 from rag_assets.errors import StoreMismatchError
@@ -24,7 +26,6 @@ from rag_assets.index.filters import SearchFilters
 from rag_assets.index.lexical import LexicalIndex
 from rag_assets.index.publication import pointer, read_publication
 from rag_assets.index.records import PUBLIC_GROUP, document_title, load_source_record
-from rag_assets.retrieve.acronyms import AcronymDictionary, DocumentAcronyms, extract, thesaurus_fingerprint
 from rag_assets.retrieve.branches import branches_of_text, document_branches
 from rag_assets.retrieve.corpus import PublishedCorpus, document_acronyms
 from rag_assets.retrieve.definitions import defined_term, glossary_text, writes_term
@@ -34,9 +35,10 @@ from rag_assets.retrieve.limits import checked_question
 from rag_assets.retrieve.query import AnalyzedQuery, analyze
 from rag_assets.retrieve.reranking import reranker_from_spec
 from rag_assets.retrieve.scope import DocumentIdentities, Scope, identity_text, take_turns
-from rag_assets.retrieve.thesaurus import load_thesaurus
 from rag_assets.settings import Settings, load_settings
 from rag_assets.store import KnowledgeStore
+from rag_assets.text.acronyms import AcronymDictionary, DocumentAcronyms, extract, thesaurus_fingerprint
+from rag_assets.text.thesaurus import load_thesaurus
 
 
 @dataclass(frozen=True)
@@ -121,7 +123,7 @@ class KnowledgeBase:
         use_definitions: bool = True,
     ):
         self.store = store
-        # callable(question, hits) -> scores in [0, 1], used by `ask`; None when not configured
+        # callable(question, hits) -> scores in [0, 1], used by answering; None when not configured
         self.rerank = reranker_from_spec(reranker)
         self.embedder_spec = embedder_spec
         self.candidates = candidates
@@ -149,7 +151,7 @@ class KnowledgeBase:
         self._refresh(check=True)
 
     @classmethod
-    def open(cls, path: str | Path | None = None, embedder: str | None = None) -> "KnowledgeBase":
+    def open(cls, path: str | Path | None = None, embedder: str | None = None) -> Self:
         settings = load_settings()
         root = Path(path) if path is not None else settings.store
         if not root.exists():
@@ -157,7 +159,7 @@ class KnowledgeBase:
         return cls.from_settings(settings.model_copy(update={"store": root}), embedder)
 
     @classmethod
-    def from_settings(cls, settings, embedder: str | None = None, **overrides) -> "KnowledgeBase":
+    def from_settings(cls, settings, embedder: str | None = None, **overrides) -> Self:
         """The store and retrieval defaults of ``settings``; ``overrides``: constructor arguments."""
         options = dict(
             candidates=settings.candidates_per_engine,
@@ -316,13 +318,6 @@ class KnowledgeBase:
         return self.lexical.idf(term, language)
 
     # -- retrieval ------------------------------------------------------------------------
-
-    def ask(self, question: str, thread_id: str | None = None, user_groups=None, user: str | None = None, **options):
-        """Sourced, verified answer (`rag_assets.answering.ask`; options: endpoints, offline, llm, options).
-        A thread is remembered for a named `user` only."""
-        from rag_assets.answering import ask
-
-        return ask(self, question, thread_id=thread_id, user_groups=user_groups, user=user, **options)
 
     def scope(self, question: str | AnalyzedQuery) -> Scope:
         """The documents ``question`` names, and the names in it no document contains."""

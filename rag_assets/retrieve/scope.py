@@ -40,7 +40,7 @@ from functools import lru_cache
 from itertools import zip_longest
 
 from rag_assets.retrieve.query import AnalyzedQuery, analyze
-from rag_assets.retrieve.thesaurus import Thesaurus
+from rag_assets.text.thesaurus import Thesaurus
 
 SHARE = 0.5  # documents matching at least this share of the best identity match stay in scope
 # Words that say what kind of document it is, not which one: they never name a document.

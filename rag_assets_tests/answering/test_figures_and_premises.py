@@ -272,7 +272,7 @@ def test_a_guarantee_the_readers_formula_does_not_have_in_a_comparison_table_is_
 
 def test_a_waiting_period_the_source_says_there_is_none_of_is_flagged_under_its_other_name():
     from rag_assets.answering.premises import absence_premises
-    from rag_assets.retrieve.thesaurus import load_thesaurus
+    from rag_assets.text.thesaurus import load_thesaurus
 
     thesaurus = load_thesaurus()
     none = _unit("Cette garantie n'a pas de délai d'attente : vous êtes couvert dès la date d'effet de la garantie.")

@@ -5,10 +5,10 @@ import shutil
 
 import polars as pl
 
-from rag_assets.retrieve.acronyms import AcronymDictionary
 from rag_assets.retrieve.knowledge_base import KnowledgeBase
-from rag_assets.retrieve.thesaurus import load_thesaurus
 from rag_assets.store import ACRONYMS_FILE
+from rag_assets.text.acronyms import AcronymDictionary
+from rag_assets.text.thesaurus import load_thesaurus
 
 
 def _texts(kb: KnowledgeBase) -> list[str]:

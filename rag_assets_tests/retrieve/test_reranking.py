@@ -1,6 +1,6 @@
 """Reranking is pluggable: wiring only (no cross-encoder ships in a wheel here)."""
 
-from rag_assets.retrieve.knowledge_base import KnowledgeBase
+from rag_assets.client import KnowledgeBase
 from rag_assets.retrieve.reranking import CrossEncoderReranker, reranker_from_spec
 
 QUESTION = "Quelle est la franchise pour une inondation en zone A ?"

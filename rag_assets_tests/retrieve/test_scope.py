@@ -161,7 +161,7 @@ def test_a_file_names_extension_and_year_name_nothing():
 
 
 def test_the_readers_word_for_a_product_names_its_policy_through_the_thesaurus():
-    from rag_assets.retrieve.thesaurus import load_thesaurus
+    from rag_assets.text.thesaurus import load_thesaurus
 
     identities = DocumentIdentities.of(WITH_AUTO, load_thesaurus())
     assert "voitur" in identities.terms["vam"]  # "auto" in the file name; "voiture" a hidden label
@@ -170,7 +170,7 @@ def test_the_readers_word_for_a_product_names_its_policy_through_the_thesaurus()
 
 
 def test_the_insurer_the_reader_has_leaves_other_insurers_policies_out():
-    from rag_assets.retrieve.thesaurus import load_thesaurus
+    from rag_assets.text.thesaurus import load_thesaurus
 
     # golden-insurance gi065: MAIF's habitation policy is an "MRH" too (thesaurus), but not
     # the reader's, and its assistance clause took every other rank from Mila's

@@ -101,7 +101,7 @@ def amended_store(tmp_path_factory):
 
 @pytest.fixture
 def amended_kb(amended_store):
-    from rag_assets.retrieve.knowledge_base import KnowledgeBase
+    from rag_assets.client import KnowledgeBase
 
     settings, outcomes = amended_store
     assert {o.status for o in outcomes.values()} == {"indexed"}, {n: o.message for n, o in outcomes.items()}

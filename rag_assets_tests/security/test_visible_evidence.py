@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from rag_assets.answering import AskOptions, ask
+from rag_assets.client import KnowledgeBase
 from rag_assets.commands.ingest import summary_lines
-from rag_assets.retrieve.knowledge_base import KnowledgeBase
 from rag_assets_tests.answering.openai_stub import ScriptedOpenAI, catalogue, retrieve_route, scripted_endpoint
 from rag_assets_tests.security.hostile_files import HIDDEN_FRANCHISE, HIDDEN_SAME_COLOUR
 

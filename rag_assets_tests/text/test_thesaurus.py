@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from rag_assets.evaluation.evidence import words
-from rag_assets.retrieve.acronyms import is_acronym
 from rag_assets.retrieve.query import AnalyzedQuery, analyze
-from rag_assets.retrieve.thesaurus import (
+from rag_assets.text.acronyms import is_acronym
+from rag_assets.text.thesaurus import (
     DEFAULT_PATH,
     ENV,
     MAX_ADDED,

@@ -35,11 +35,12 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Protocol
 
-from rag_assets.retrieve.acronyms import is_acronym
-from rag_assets.retrieve.query import AnalyzedQuery, analyze
+from rag_assets.language import detect_language
 from rag_assets.settings import PROJECT_ROOT
+from rag_assets.text.acronyms import is_acronym
+from rag_assets.text.analysis import analyze
 
 ENV = "RAG_ASSETS_THESAURUS"
 DEFAULT_PATH = PROJECT_ROOT / "data" / "thesaurus"
@@ -50,6 +51,16 @@ LABEL_KINDS = ("prefLabel", "altLabel", "hiddenLabel")
 RELATIONS = ("broader", "narrower", "related")
 _KEYS = {"id", *LABEL_KINDS, *RELATIONS, "sources", "definition", "scopeNote", "notation"}
 _WORD = re.compile(r"\w+")
+
+
+class Question(Protocol):
+    """What expansion reads of an analysed question (`rag_assets.retrieve.query.AnalyzedQuery`)."""
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def language(self) -> str: ...
 
 
 class ThesaurusError(ValueError):
@@ -199,7 +210,7 @@ class Thesaurus:
 
     def expand(
         self,
-        query: AnalyzedQuery | str,
+        query: Question | str,
         relations: bool = False,
         limit: int = MAX_ADDED,
         weights: dict[str, float] | None = None,
@@ -209,13 +220,12 @@ class Thesaurus:
         concepts it names at their kind's weight (``weights`` overrides `WEIGHTS`), their
         related concepts' preferred labels when ``relations``; at most ``limit`` terms added,
         never one of the question's own."""
-        query = query if isinstance(query, AnalyzedQuery) else AnalyzedQuery.of(query)
-        language = query.language
-        own = analyze(query.text, language)
+        text, language = (query, detect_language(query)) if isinstance(query, str) else (query.text, query.language)
+        own = analyze(text, language)
         expansion = Expansion(dict.fromkeys(own))
         weights = {**WEIGHTS, **(weights or {})}
         index = self._index(language)
-        recognised = self.recognise(query.text, language)
+        recognised = self.recognise(text, language)
         expansion.concepts = recognised
         # (-weight, kind: pref < alt < hidden < relation, concept order, label order, term)
         candidates: list[tuple[float, int, int, int, str]] = []
@@ -362,7 +372,7 @@ def load_thesaurus(path: str | Path | None = None) -> Thesaurus:
 
 
 def expand(
-    query: AnalyzedQuery | str, thesaurus: Thesaurus | None = None, *, relations: bool = False, limit: int = MAX_ADDED
+    query: Question | str, thesaurus: Thesaurus | None = None, *, relations: bool = False, limit: int = MAX_ADDED
 ) -> Expansion:
     """Term weights for BM25 (see `Thesaurus.expand`); the default thesaurus when none is given."""
     return (thesaurus if thesaurus is not None else load_thesaurus()).expand(query, relations=relations, limit=limit)

@@ -2,8 +2,8 @@
 
 import pytest
 
-from rag_assets.retrieve.acronyms import AcronymDictionary, extract, is_acronym
-from rag_assets.retrieve.thesaurus import Thesaurus
+from rag_assets.text.acronyms import AcronymDictionary, extract, is_acronym
+from rag_assets.text.thesaurus import Thesaurus
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,3 @@
+"""What ingestion and retrieval both read of words: the analyzer, acronyms, the thesaurus.
+
+Below `index`, `ingest` and `retrieve` (pyproject.toml's layers contract): it imports none of them."""
