@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from rag_assets.index.lexical import TEXT_FIELDS, analyzer
 from rag_assets.language import detect_language
+from rag_assets.text.analysis import analyze
 
 # Question words and verbs that carry no subject matter (beyond the analyzers' stop words).
 _QUESTION_WORDS = {
@@ -41,19 +41,9 @@ _CODE = re.compile(r"\b[A-Z]{1,5}-?\d+[A-Z0-9-]*\b")
 
 
 @lru_cache(maxsize=4)
-def _analyzer(language: str):
-    return analyzer(language if language in TEXT_FIELDS else "fr")
-
-
-@lru_cache(maxsize=4)
 def _question_stems(language: str) -> frozenset[str]:
     words = _QUESTION_WORDS.get(language, _QUESTION_WORDS["fr"]).split()
-    return frozenset(t for w in words for t in _analyzer(language).analyze(w))
-
-
-def analyze(text: str, language: str = "fr") -> list[str]:
-    """Terms as the lexical index makes them (lowercase, stop words out, stems, folded)."""
-    return _analyzer(language).analyze(text or "")
+    return frozenset(t for w in words for t in analyze(w, language))
 
 
 def content_terms(text: str, language: str = "fr") -> list[str]:
