@@ -241,6 +241,9 @@ BAND_BONUS = 0.15
 BAND_MISS = 0.5
 # a unit's score shrinks by this share per rank of its parent (evaluations/tuning.md)
 RANK_DISCOUNT = 0.025
+# a sentence announcing a list ("le montant est fixé comme suit :") is shown with at most this
+# many of the units that follow it (evaluations/tuning.md)
+ANNOUNCED_UNITS = 4
 
 
 class ExtractiveAnswerer:
@@ -348,6 +351,28 @@ class ExtractiveAnswerer:
         a, b = self._analyzed(unit.text, unit.language), self._analyzed(other.text, other.language)
         return unit.text == other.text or (bool(a | b) and len(a & b) / len(a | b) >= NEAR_DUPLICATE)
 
+    @staticmethod
+    def _with_announced(kept: list[Unit], units: list[Unit], position: dict[int, int], registry) -> list[Unit]:
+        """Each kept sentence that ends in a colon followed by what it announces: the list items
+        or table rows after it, in the same passage and under the same heading, up to the item
+        that closes the list. "Fixé comme suit :" alone withholds the figures it introduces."""
+        out, shown = [], {id(u) for u in kept}
+        for unit in kept:
+            out.append(unit)
+            if not unit.display.rstrip().endswith(":"):
+                continue
+            parent = registry[unit.section_id].parent_id
+            lead = unit.context
+            for follower in units[position[id(unit)] + 1 : position[id(unit)] + 1 + ANNOUNCED_UNITS]:
+                if registry[follower.section_id].parent_id != parent or not follower.context.startswith(lead):
+                    break  # another passage, or a heading between them
+                if id(follower) not in shown:
+                    out.append(follower)
+                    shown.add(id(follower))
+                if follower.display.rstrip().endswith(".") and not follower.text.lstrip().startswith("|"):
+                    break  # the item that closes the list
+        return out
+
     def sentence_bar(self, sub: SubQuestion) -> float:
         """The least a sentence's own score must be to answer `sub`."""
         return min(self.min_score, SENTENCE_SHARE * sub.best_score) if sub.best_score else self.min_score
@@ -400,6 +425,7 @@ class ExtractiveAnswerer:
             if not any(self._repeats(u, k) for k in kept):
                 kept.append(u)
         position = {id(u): n for n, u in enumerate(units)}
+        kept = self._with_announced(kept, units, position, registry)
         asked = quantities(sub.text)
         # one paragraph a passage, the best one's first, each in reading order: sentences of two
         # passages are never run together as if one text said them

@@ -347,3 +347,24 @@ def test_each_paragraph_of_an_offline_answer_is_one_passage_with_its_source(kb):
     for paragraph in answer.paragraphs:
         parents = {answer.source(i).parent_id for i in paragraph.source_ids}
         assert len(parents) == 1, paragraph.text
+
+
+def test_a_sentence_announcing_a_list_is_shown_with_its_items():
+    from types import SimpleNamespace
+
+    def unit(text, section="S1", context="Contrat\nIndemnisation"):
+        return Unit(section, section, "d1", text, text, context, "fr")
+
+    lead = unit("En cas de vol, l'indemnité est fixée comme suit :")
+    items = [unit("- 80 % de la valeur la première année ;"), unit("- 60 % ensuite."), unit("Les frais de garde.")]
+    elsewhere = unit("- un autre passage ;", section="S2")
+    other_heading = unit("- sous un autre titre ;", context="Contrat\nExclusions")
+    units = [lead, *items]
+    registry = {"S1": SimpleNamespace(parent_id="p1"), "S2": SimpleNamespace(parent_id="p2")}
+    position = {id(u): n for n, u in enumerate(units)}
+    # the items up to the one that closes the list, not the next sentence
+    assert ExtractiveAnswerer._with_announced([lead], units, position, registry) == [lead, *items[:2]]
+    for stop in (elsewhere, other_heading):  # another passage, or a heading between them
+        cut = [lead, stop, *items]
+        where = {id(u): n for n, u in enumerate(cut)}
+        assert ExtractiveAnswerer._with_announced([lead], cut, where, registry) == [lead]
