@@ -64,3 +64,9 @@ def test_a_top_level_module_left_out_of_the_layers_breaks_them(tmp_path):
     result = _lint_with(tmp_path, "unplaced.py", "import rag_assets.errors")
     assert result.returncode != 0
     assert "- rag_assets.unplaced" in result.stdout
+
+
+def test_celery_runs_importing_runs_is_a_cycle_and_breaks_them(tmp_path):
+    result = _lint_with(tmp_path, "defs/ingestion/celery_runs.py", "import rag_assets.defs.ingestion.runs")
+    assert result.returncode != 0
+    assert "rag_assets.defs.ingestion.celery_runs -> rag_assets.defs.ingestion.runs" in result.stdout

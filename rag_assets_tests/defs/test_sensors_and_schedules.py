@@ -1,8 +1,9 @@
 """Freshness decided by Dagster alone, on a real instance: the inbox sensor adds and deletes
 partitions and observes files, the stages' automation conditions (evaluated by Dagster's
 own `evaluate_automation_conditions`, as the `ingestion_automation` sensor does) request
-what changed, the UI's stale status (CachingStaleStatusResolver) agrees, and the requested
-runs are executed through the runs module the CLI uses."""
+what changed, the planner `rag-assets ingest` uses (freshness.py, on Dagster's public API)
+agrees with them and with the UI's stale status, and the requested runs are executed through
+the runs module the CLI uses."""
 
 import shutil
 
@@ -19,7 +20,7 @@ from dagster import (
 )
 
 from rag_assets import versions
-from rag_assets.defs.ingestion import runs
+from rag_assets.defs.ingestion import freshness, runs
 from rag_assets.defs.ingestion.assets import STAGES, build_ingestion_graph, product_graph
 from rag_assets.defs.ingestion.jobs import automation_sensor, observe_sources_job, withdraw_job
 from rag_assets.defs.ingestion.schedules import nightly_reindex
@@ -76,6 +77,24 @@ class Automation:
             runs.materialize_document(self.settings, self.instance, key, stages, registry[key], graph=self.graph)
             for key, stages in requested.items()
         ]
+
+
+def ui_stale_status(instance, graph, resources, keys) -> dict[str, list[str]]:
+    """Per document, the stages the UI shows stale or missing: Dagster's own resolver, not
+    exported (imported here only, to hold the planner to it)."""
+    from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
+    from dagster._core.definitions.data_version import CachingStaleStatusResolver, StaleStatus
+    from dagster._time import get_current_datetime
+
+    asset_graph = Definitions(assets=graph.assets, resources=resources).resolve_asset_graph()
+    view = AssetGraphView(
+        temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None),
+        instance=instance,
+        asset_graph=asset_graph,
+    )
+    resolver = CachingStaleStatusResolver(instance, asset_graph, view)
+    unfresh = (StaleStatus.STALE, StaleStatus.MISSING)
+    return {key: [s for s in STAGES if resolver.get_status(graph.key(s), key) in unfresh] for key in keys}
 
 
 def inbox_tick(settings, instance, resources, cursor=None):
@@ -137,11 +156,12 @@ def test_inbox_add_change_delete_runs_exactly_what_changed(env):
     doc.write_text(doc.read_text(encoding="utf-8").replace("deux (2) mois", "quatre (4) semaines"), encoding="utf-8")
     cursor, _ = inbox_tick(settings, instance, resources, cursor)
     # the UI's stale status: the changed document's source_document, nothing of the other one
-    stale = runs.stale_or_missing(instance, product_graph, resources, keys)
+    stale = freshness.stale_or_missing(instance, product_graph, keys)
+    assert stale == ui_stale_status(instance, product_graph, resources, keys)
     assert stale == {key: (["source_document"] if key == changed_key else []) for key in keys}
     requested = automation.tick()
     assert requested == {changed_key: STAGES}, "a changed file re-runs exactly its partition"
-    assert requested == runs.stages_to_run(instance, product_graph, resources, [changed_key])
+    assert requested == freshness.stages_to_run(instance, product_graph, [changed_key])
     [outcome] = automation.run(requested)
     assert outcome.status == "indexed"
     hits = KnowledgeBase.open(settings.store).search("préavis quatre semaines", k=2)
@@ -178,9 +198,10 @@ def test_code_version_bump_requests_the_stage_and_everything_downstream(env, mon
     bumped = build_ingestion_graph()
     automation.use(bumped)
     # (b) the UI's stale status names parents (the root), and what runs is it and its downstream
-    assert runs.stale_or_missing(instance, bumped, resources, keys) == {key: ["parents"] for key in keys}
+    assert freshness.stale_or_missing(instance, bumped, keys) == {key: ["parents"] for key in keys}
+    assert ui_stale_status(instance, bumped, resources, keys) == {key: ["parents"] for key in keys}
     downstream = ["parents", "children", "dense_embeddings", "lexical_index", "publication"]
-    assert runs.stages_to_run(instance, bumped, resources, keys) == {key: downstream for key in keys}
+    assert freshness.stages_to_run(instance, bumped, keys) == {key: downstream for key in keys}
     # (a) Dagster's automation evaluation requests the same, for every document, nothing upstream
     requested = automation.tick()
     assert requested == {key: downstream for key in keys}
@@ -188,7 +209,8 @@ def test_code_version_bump_requests_the_stage_and_everything_downstream(env, mon
     results = automation.run(requested)
     assert {o.status for o in results} == {"indexed"}
     assert [s.stage for s in results[0].stages] == downstream
-    assert runs.stale_or_missing(instance, bumped, resources, keys) == {key: [] for key in keys}
+    assert freshness.stale_or_missing(instance, bumped, keys) == {key: [] for key in keys}
+    assert ui_stale_status(instance, bumped, resources, keys) == {key: [] for key in keys}
     assert automation.tick() == {}
     again = runs.ingest([docs], settings, instance, graph=bumped)
     assert {o.status for o in again} == {"unchanged"}
@@ -214,3 +236,27 @@ def test_nightly_observation_lets_automation_rerun_a_changed_file(env, tmp_path)
     assert job.execute_in_process(instance=instance).success
     [changed] = [o.document_id for o in outcomes if o.path == note]
     assert automation.tick() == {changed: STAGES}
+
+
+@pytest.mark.slow  # ingests through Dagster
+def test_a_rematerialized_input_makes_its_downstream_stale_only_with_another_data_version(env, tmp_path):
+    settings, instance, resources, _ = env
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    note = docs / "note.md"
+    shutil.copy(SAMPLES_DIR / "note-provisionnement-non-vie.md", note)
+    [outcome] = runs.ingest([docs], settings, instance)
+    key = outcome.document_id
+    # source_document alone again, same bytes: a newer record of the same data version
+    assert runs.materialize_document(settings, instance, key, ["source_document"], note).status == "indexed"
+    assert freshness.stale_or_missing(instance, product_graph, [key]) == {key: []}
+    assert ui_stale_status(instance, product_graph, resources, [key]) == {key: []}
+    note.write_text(note.read_text(encoding="utf-8") + "\n\nAjout : une ligne.\n", encoding="utf-8")
+    freshness.observe_sources(instance, product_graph, settings, [key])
+    assert freshness.stale_or_missing(instance, product_graph, [key]) == {key: ["source_document"]}
+    # source_document alone again, changed bytes: what read the older version is stale
+    assert runs.materialize_document(settings, instance, key, ["source_document"], note).status == "indexed"
+    assert freshness.stale_or_missing(instance, product_graph, [key]) == {key: ["docling_document"]}
+    assert ui_stale_status(instance, product_graph, resources, [key]) == {key: ["docling_document"]}
+    assert [o.status for o in runs.ingest([docs], settings, instance)] == ["indexed"]
+    assert freshness.stale_or_missing(instance, product_graph, [key]) == {key: []}

@@ -15,7 +15,7 @@ from rag_assets.commands.evaluate import add_eval_parser, eval_options
 from rag_assets.defs.evaluation.assets import CORPORA, nightly_benchmarks, options_schema
 from rag_assets.defs.evaluation.runs import run_evaluation
 from rag_assets.defs.ingestion.assets import STAGES
-from rag_assets.defs.ingestion.runs import resources_for, stale_or_missing
+from rag_assets.defs.ingestion.freshness import stale_or_missing
 from rag_assets.defs.instance import open_instance
 from rag_assets.evaluation import reporting, targets
 from rag_assets.evaluation.ablation import ablation
@@ -91,8 +91,7 @@ def test_a_failed_document_is_reported_and_its_questions_count_as_misses(tmp_pat
         assert instance.get_latest_materialization_event(AssetKey(["golden-sample", "publication"]))
         assert instance.get_latest_materialization_event(AssetKey("publication")) is None
         # what the UI would show: the four good documents fresh, the failed one missing
-        store_settings = corpus.resource(tmp_path / "stores").settings()
-        stale = stale_or_missing(instance, corpus.graph, resources_for(store_settings, corpus.graph), keys)
+        stale = stale_or_missing(instance, corpus.graph, keys)
         assert sorted(len(v) for v in stale.values()) == [0, 0, 0, 0, len(STAGES)]
         # the headline, the asset metadata and the table say so
         assert run.metadata["failed_documents"] == 1 and run.metadata["questions_on_failed_documents"] == 5

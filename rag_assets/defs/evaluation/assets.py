@@ -70,8 +70,9 @@ from rag_assets.defs.evaluation.corpus_state import (
     latest_materialization,
 )
 from rag_assets.defs.ingestion.assets import IngestionGraph, build_ingestion_graph
+from rag_assets.defs.ingestion.freshness import observe_sources
 from rag_assets.defs.ingestion.jobs import build_withdraw_job
-from rag_assets.defs.ingestion.runs import observe_sources, run_withdrawal
+from rag_assets.defs.ingestion.runs import run_withdrawal
 from rag_assets.defs.resources import KnowledgeStoreResource
 from rag_assets.evaluation import provenance, targets
 from rag_assets.evaluation.answers import has_answers

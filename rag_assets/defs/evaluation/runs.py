@@ -13,6 +13,7 @@ from dagster import DagsterInstance, Definitions, define_asset_job
 
 from rag_assets.defs.evaluation.assets import collection, corpus_for, options_config
 from rag_assets.defs.ingestion import runs
+from rag_assets.defs.ingestion.stage_jobs import RUN_JOB_NAME
 from rag_assets.evaluation import targets
 from rag_assets.evaluation.answers import AnswerEvalOptions
 from rag_assets.evaluation.evaluate import EvalOptions
@@ -90,8 +91,8 @@ def materialize(corpus, evaluation, config: dict, resource, instance: DagsterIns
     job = Definitions(
         assets=corpus.assets,
         resources={corpus.resource_key: resource},
-        jobs=[define_asset_job(runs.RUN_JOB_NAME, selection=[evaluation.key])],
-    ).resolve_job_def(runs.RUN_JOB_NAME)
+        jobs=[define_asset_job(RUN_JOB_NAME, selection=[evaluation.key])],
+    ).resolve_job_def(RUN_JOB_NAME)
     run_config = {**INFO_CONSOLE, "ops": {evaluation.op.name: {"config": config}}}
     result = job.execute_in_process(
         run_config=run_config,

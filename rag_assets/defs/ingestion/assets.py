@@ -113,12 +113,14 @@ class IngestionGraph:
     def stage_of(self, key: AssetKey) -> str:
         return key.path[-1]
 
+    def definition(self, stage: str) -> AssetsDefinition:
+        return next(a for a in self.stages if a.key == self.key(stage))
+
     def downstream(self, stages) -> list[str]:
         """The stages given and every stage downstream of them, in pipeline order."""
         chosen = set(stages)
         for stage in STAGES:  # pipeline order: a stage's deps come before it
-            definition = next(a for a in self.stages if a.key == self.key(stage))
-            if {self.stage_of(k) for k in definition.dependency_keys} & chosen:
+            if {self.stage_of(k) for k in self.definition(stage).dependency_keys} & chosen:
                 chosen.add(stage)
         return [s for s in STAGES if s in chosen]
 

@@ -1,10 +1,10 @@
 """Register source files as partitions and materialize them through Dagster, one run
 per document, so a broken file fails its own run and nothing else.
 
-What to run is Dagster's own answer: the files are observed (``source_file``'s data
-version is their sha256), then the stale status the UI shows (CachingStaleStatusResolver)
-names, per document, the stale or missing stages; those and everything downstream of them
-run in one run. An unchanged document runs nothing.
+What to run is read from Dagster's records: the files are observed (``source_file``'s data
+version is their sha256), then the stale status the UI shows names, per document, the stale
+or missing stages (freshness.py); those and everything downstream of them run in one run.
+An unchanged document runs nothing.
 
 Progress comes from what Dagster records: the run's events reach a listener on the
 instance as they are stored (step done, materialization metadata, check evaluations), and
@@ -27,36 +27,17 @@ from dagster import (
     DagsterEventType,
     DagsterInstance,
     DagsterRunStatus,
-    Definitions,
     EventLogEntry,
     RunsFilter,
-    define_asset_job,
 )
 
-# Not exported at the top level, but the UI's own: the stale status it shows per partition.
-from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
-from dagster._core.definitions.data_version import CachingStaleStatusResolver, StaleStatus
-from dagster._time import get_current_datetime
-
-from rag_assets.defs.ingestion.assets import (
-    REFUSED_METADATA,
-    STAGES,
-    IngestionGraph,
-    build_ingestion_graph,
-    product_graph,
-    source_observations,
-    source_versions,
-)
-from rag_assets.defs.resources import KnowledgeStoreResource
+from rag_assets.defs.ingestion import freshness
+from rag_assets.defs.ingestion.assets import REFUSED_METADATA, STAGES, IngestionGraph, product_graph
+from rag_assets.defs.ingestion.stage_jobs import QUIET_CONSOLE, graph_for, resources_for, stage_job
 from rag_assets.errors import printable
 from rag_assets.ingest import planning
 from rag_assets.settings import Settings
-from rag_assets.store import KnowledgeStore, safe_file_name
-
-# The event log keeps every message for the UI; the terminal only needs warnings.
-QUIET_CONSOLE = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
-# The name `materialize()` gives its job: the UI shows these runs as plain materializations.
-RUN_JOB_NAME = "__ephemeral_asset_job__"
+from rag_assets.store import safe_file_name
 
 
 @dataclass
@@ -193,49 +174,6 @@ def _warnings(metadata: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return [w for stage in STAGES for w in metadata_warnings(metadata.get(stage, {}))]
 
 
-def graph_for(settings: Settings, graph: IngestionGraph | None = None) -> IngestionGraph:
-    """The graph given, else the product's (rebuilt when another embedder is configured:
-    the embedder is part of some stages' code versions)."""
-    if graph is not None:
-        return graph
-    return (
-        product_graph
-        if settings.embedder == product_graph.embedder
-        else build_ingestion_graph(embedder=settings.embedder)
-    )
-
-
-def resource_fields(settings: Settings) -> dict[str, Any]:
-    """The KnowledgeStoreResource's fields for these settings (plain values: Celery workers
-    rebuild the resource from them)."""
-    return {
-        "store": str(settings.store),
-        "embedder": settings.embedder,
-        "max_file_bytes": settings.max_file_bytes,
-        "convert_timeout_s": settings.convert_timeout_s,
-        "default_groups": list(settings.default_groups),
-        "limits": {name: float(getattr(settings, name)) for name in BUDGET_FIELDS},
-    }
-
-
-def resources_for(settings: Settings, graph: IngestionGraph) -> dict:
-    return {graph.resource_key: KnowledgeStoreResource(**resource_fields(settings))}
-
-
-# the settings a run's stages need beyond the resource's own fields
-BUDGET_FIELDS = (
-    "max_pages",
-    "max_page_pt",
-    "max_characters",
-    "max_archive_ratio",
-    "max_memory_mb",
-    "memory_plateau_fraction",
-    "memory_plateau_s",
-    "max_tokens",
-    "follow_links_inside",
-)
-
-
 def refused_for_budget(events: Iterable) -> bool:
     """Issue 13: the run's failed step was refused for a budget (its Failure names the setting)."""
     for event in events:
@@ -243,81 +181,6 @@ def refused_for_budget(events: Iterable) -> bool:
             data = event.step_failure_data.user_failure_data
             return bool(data is not None and REFUSED_METADATA in (data.metadata or {}))
     return False
-
-
-def stage_job(graph: IngestionGraph, stages: list[str], resources: dict, executor_def=None):
-    """The job `materialize()` would build; built here so the run id is known before the run
-    starts (the event listener is registered under it), and so Celery workers can rebuild it."""
-    defs = Definitions(
-        jobs=[
-            define_asset_job(RUN_JOB_NAME, selection=[graph.key(stage) for stage in stages], executor_def=executor_def)
-        ],
-        assets=graph.assets,
-        resources=resources,
-    )
-    return defs.resolve_job_def(RUN_JOB_NAME)
-
-
-def observe_sources(instance: DagsterInstance, graph: IngestionGraph, settings: Settings, keys: Iterable[str]) -> None:
-    """Record the current sha256 of each document's file as the data version of its
-    ``source_file`` partition (only when it differs from the last one recorded)."""
-    for observation in source_observations(graph, source_versions(settings, keys)):
-        records = instance.fetch_observations(
-            AssetRecordsFilter(asset_key=graph.source_key, asset_partitions=[observation.partition]), limit=1
-        ).records
-        last = records[0].asset_observation.tags.get("dagster/data_version") if records else None
-        if last != observation.tags["dagster/data_version"]:
-            instance.report_runless_asset_event(observation)
-
-
-def stale_resolver(instance: DagsterInstance, graph: IngestionGraph, resources: dict) -> CachingStaleStatusResolver:
-    asset_graph = Definitions(assets=graph.assets, resources=resources).resolve_asset_graph()
-    view = AssetGraphView(
-        temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None),
-        instance=instance,
-        asset_graph=asset_graph,
-    )
-    return CachingStaleStatusResolver(instance, asset_graph, view)
-
-
-def stale_or_missing(
-    instance: DagsterInstance, graph: IngestionGraph, resources: dict, keys: Iterable[str]
-) -> dict[str, list[str]]:
-    """Per document: the stages the UI shows stale or missing, in pipeline order."""
-    resolver = stale_resolver(instance, graph, resources)
-    return {
-        key: [
-            stage
-            for stage in STAGES
-            if resolver.get_status(graph.key(stage), key) in (StaleStatus.STALE, StaleStatus.MISSING)
-        ]
-        for key in keys
-    }
-
-
-def stages_to_run(
-    instance: DagsterInstance, graph: IngestionGraph, resources: dict, keys: Iterable[str]
-) -> dict[str, list[str]]:
-    """Per document: its stale or missing stages and everything downstream of them. (The
-    UI's stale status is not transitive: a stage whose upstream is stale shows fresh until
-    that upstream is re-materialized; the automation condition runs the whole chain, so
-    the CLI does too.)"""
-    return {key: graph.downstream(stages) for key, stages in stale_or_missing(instance, graph, resources, keys).items()}
-
-
-def absent_from_store(settings: Settings, key: str) -> list[str]:
-    """The stages whose files the store does not hold for document `key`. The instance's
-    records describe the store they were made in: another store given the same instance
-    (a new `RAG_ASSETS_EVAL_STORES`, a document folder deleted) would otherwise be reported
-    fresh by Dagster and never built."""
-    store = KnowledgeStore.of(settings)
-    outputs = {
-        "source_document": store.document_dir(key) / "source.json",
-        "docling_document": store.docling_dir(key) / "document.json",
-        "parents": store.parents_path(key),
-        "children": store.children_path(key),
-    }
-    return [stage for stage, path in outputs.items() if not path.exists()]
 
 
 def recorded_metadata(
@@ -432,15 +295,8 @@ def ingest(
     keys = list(registration.paths)
     known = set(instance.get_dynamic_partitions(graph.partitions.name))
     instance.add_dynamic_partitions(graph.partitions.name, [key for key in keys if key not in known])
-    observe_sources(instance, graph, settings, keys)
-    plan = (
-        {key: list(STAGES) for key in keys}
-        if force
-        else stages_to_run(instance, graph, resources_for(settings, graph), keys)
-    )
-    for key in keys:
-        if absent := absent_from_store(settings, key):
-            plan[key] = graph.downstream([*plan[key], *absent])
+    freshness.observe_sources(instance, graph, settings, keys)
+    plan = freshness.plan(instance, graph, settings, keys, force)
     total = len(registration.duplicates) + len(keys) + len(links)
     outcomes: list[IngestOutcome] = []
 
