@@ -25,6 +25,7 @@ from rag_assets.answering.citations import document_amendments
 from rag_assets.answering.figures import figures, wanted_kinds
 from rag_assets.answering.gate import GateModel
 from rag_assets.answering.model import FOUND, NO_SOURCE, SubQuestion
+from rag_assets.answering.premium import asks_price, states_premium
 from rag_assets.answering.terms import TermWeights
 from rag_assets.index.amendments import FOLDER, GROUPS, Amendments
 from rag_assets.index.filters import reader_groups
@@ -60,6 +61,11 @@ REFUSED_RULES = {
     FOLDER: "le second n'est ni dans le dossier du premier ni en dessous",
     GROUPS: "le premier est lisible par des groupes qui ne peuvent pas lire le second",
 }
+# what a refusal of a price question says (answering/premium.py)
+PRICE_UNSTATED = (
+    "Les documents ne donnent pas le prix de l'assurance : la cotisation figure aux conditions "
+    "particulières ou à l'échéancier de votre contrat."
+)
 GATE_PASSAGES = 3  # the first parents whose best passage the gate reads
 
 
@@ -318,6 +324,10 @@ class Retriever:
             sub.gate = self.gate_evidence(question, hits, scores)
         sub.best_score = round(best, 4)
         sub.gate["decision"] = self._passes(sub.gate) or "refused"
+        if sub.gate["decision"] != "refused" and asks_price(question) and not any(states_premium(h.text) for h in hits):
+            sub.gate["decision"] = "refused"
+            sub.gate["price_unstated"] = True
+            self.alerts.append(PRICE_UNSTATED)
         if sub.gate["decision"] == "refused":
             sub.status = NO_SOURCE
             sub.scores = {p: round(s, 4) for p, s in scores.items()}
