@@ -19,6 +19,7 @@ policy.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from rag_assets.retrieve.query import analyze
@@ -42,6 +43,21 @@ BRANCHES = {
 SHARE = 0.15  # of a document's passages writing one of a branch's words, for the document to cover it
 RELATIVE = 0.2  # ... and of the share of the branch its passages write most (both compared by the gate's
 # cross-validated log loss, evaluations/gate/README.md: a share of 0.1 did worse)
+
+
+# the contract the reader says they hold, by its line: "mon assurance auto", "ma mutuelle", "notre
+# contrat habitation", "ma voiture assurée chez…", "mon chien est assuré à la…"
+_HELD = re.compile(
+    r"\b(?:mon|ma|mes|notre|nos)\s+(?:(?:assurances?|contrats?|polices?)\s+(?:[\w-]+\s+){0,1}[\w-]+|mutuelles?)"
+    r"|\b(?:mon|ma|mes|notre|nos)\s+[\w-]+\s+(?:est\s+|sont\s+)?assurée?s?\s+(?:chez|à|au|auprès)\b"
+    r"|\bassurée?s?\s+(?:mon|ma|mes|notre|nos)\s+[\w-]+\s+(?:chez|à|au|auprès)\b",
+    re.IGNORECASE,
+)
+
+
+def held_lines(text: str, language: str = "fr") -> frozenset[str]:
+    """The lines of the contracts the reader says they hold ("mon assurance auto Groupama": auto)."""
+    return frozenset(b for m in _HELD.finditer(text or "") for b in branches_of_text(m.group(), language))
 
 
 @lru_cache(maxsize=4)

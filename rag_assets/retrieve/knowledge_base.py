@@ -26,7 +26,7 @@ from rag_assets.index.filters import SearchFilters
 from rag_assets.index.lexical import LexicalIndex
 from rag_assets.index.publication import pointer, read_publication
 from rag_assets.index.records import PUBLIC_GROUP, document_title, load_source_record
-from rag_assets.retrieve.branches import branches_of_text, document_branches
+from rag_assets.retrieve.branches import branches_of_text, document_branches, held_lines
 from rag_assets.retrieve.corpus import PublishedCorpus, document_acronyms
 from rag_assets.retrieve.definitions import defined_term, glossary_text, writes_term
 from rag_assets.retrieve.feedback import Feedback
@@ -339,9 +339,15 @@ class KnowledgeBase:
             return self._of_asked_lines(query, scope)
 
     def _of_asked_lines(self, query: AnalyzedQuery, scope: Scope) -> Scope:
-        """Of the named insurer's documents, those covering the lines of insurance the question
-        speaks of ("ma mutuelle Allianz": its health policy, not its car or loan policies), when
-        some do; a comparison keeps its sides."""
+        """A contract the reader says they hold ("mon assurance auto") of a line none of the named
+        documents covers is not among them (`unheld`). Of the named insurer's documents, those
+        covering the lines of insurance the question speaks of ("ma mutuelle Allianz": its health
+        policy, not its car or loan policies), when some do; a comparison keeps its sides."""
+        held = held_lines(query.text, query.language)
+        if scope.document_ids and held and not any(self.branches(d) & held for d in scope.document_ids):
+            # "mon assurance auto Groupama" when Groupama's documents are its pet policy: the
+            # reader's contract is not among them, whatever words they share
+            return dataclasses.replace(scope, unheld=scope.unheld + tuple(sorted(held)))
         if len(scope.document_ids) < 2 or scope.groups:
             return scope
         asked = branches_of_text(query.text, query.language)

@@ -1,4 +1,5 @@
-"""The lines of insurance a question speaks of choose among the named insurer's policies."""
+"""The lines of insurance a question speaks of choose among the named insurer's policies, and
+a contract the reader holds of a line none of them covers is not among the documents."""
 
 import pytest
 
@@ -33,9 +34,9 @@ Les mensualités du crédit sont prises en charge en cas d'incapacité de travai
 
 @pytest.mark.slow
 def test_a_named_insurers_policies_narrow_to_the_line_the_question_speaks_of(tmp_path):
+    from rag_assets.client import KnowledgeBase
     from rag_assets.defs.ingestion.runs import ingest
     from rag_assets.defs.instance import open_instance
-    from rag_assets.retrieve.knowledge_base import KnowledgeBase
     from rag_assets_tests.conftest import make_settings
 
     folder = tmp_path / "docs"
@@ -55,5 +56,20 @@ def test_a_named_insurers_policies_narrow_to_the_line_the_question_speaks_of(tmp
 
     health = kb.scope("Ma mutuelle Assurix rembourse-t-elle mes lunettes de soleil ?")
     assert [file_of[d] for d in health.document_ids] == ["assurix-sante.md"]
+    # the reader's contract is of a line none of the named insurer's documents covers: not held
+    assert kb.scope("Mon assurance auto Protectis couvre-t-elle le bris de glace ?").unheld == ("auto",)
+    answer = kb.ask("Mon assurance auto Protectis couvre-t-elle le bris de glace ?", offline=True)
+    assert not answer.paragraphs
+    assert kb.scope("Mon assurance habitation Protectis couvre-t-elle le dégât des eaux ?").unheld == ()
     # no line named: every policy of the insurer stays in scope
     assert len(kb.scope("Chez Assurix, quel est le délai pour déclarer ?").document_ids) == 3
+
+
+def test_the_lines_of_the_contracts_the_reader_says_they_hold():
+    from rag_assets.retrieve.branches import held_lines
+
+    assert held_lines("Mon assurance auto Groupama couvre-t-elle le bris de glace ?") == {"auto"}
+    assert held_lines("J'ai assuré mon chien chez Assurix : quel délai de carence ?") == {"animaux"}
+    assert held_lines("Ma mutuelle rembourse-t-elle l'ostéopathe ?") == {"santé"}
+    # a line the question speaks of is not a contract the reader says they hold
+    assert held_lines("Chez Assurix, le vol de voiture est-il couvert ?") == frozenset()
