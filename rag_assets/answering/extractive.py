@@ -92,17 +92,27 @@ def _table_units(block_text: str, caption: str | None) -> list[tuple[str, str, s
     return rows
 
 
-def band_column(unit: Unit, asked) -> str:
+def band_column(unit: Unit, asked, asked_terms: frozenset[str] = frozenset()) -> str:
     """A band table's row as the answer shows it: when its columns are bands ("moins de 25
     ans ; de 25 à 60 ans ; plus de 60 ans") and the question states a figure one of them holds,
-    the row's label and that column's cell only, each under its header."""
-    if not asked or not unit.text.lstrip().startswith("|"):
+    or are levels and the question names one of them ("Équilibre 2 … Équilibre 6", asked
+    about "Équilibre 4"), the row's label and that column's cell only, each under its header.
+    `asked_terms`: the question's analysed terms."""
+    if not (asked or asked_terms) or not unit.text.lstrip().startswith("|"):
         return unit.display
     header = _cells(unit.context.split("\n")[-1]) if unit.context else []
     cells = _cells(unit.text)
     if len(header) != len(cells) or len(cells) < 3:
         return unit.display
-    verdicts = [band_match(h, asked) for h in header[1:]]
+    verdicts = [band_match(h, asked) for h in header[1:]] if asked else []
+    if True not in verdicts and asked_terms:
+        levels = [set(analyze(h, unit.language)) for h in header[1:]]
+        named = [bool(terms) and terms <= asked_terms for terms in levels]
+        if named.count(True) == 1:
+            chosen = levels[named.index(True)]
+            # siblings of one scale ("Équilibre 2", "Équilibre 3"…), not a table's other columns
+            if all(terms & chosen for terms in levels if terms):
+                verdicts = named
     if True not in verdicts or verdicts.count(False) == 0:
         return unit.display
     kept = [(header[0], cells[0])] + [(h, c) for h, c, v in zip(header[1:], cells[1:], verdicts) if v is True and c]
@@ -427,6 +437,7 @@ class ExtractiveAnswerer:
         position = {id(u): n for n, u in enumerate(units)}
         kept = self._with_announced(kept, units, position, registry)
         asked = quantities(sub.text)
+        asked_terms = frozenset(analyze(sub.text, language_of(sub.text)))
         # one paragraph a passage, the best one's first, each in reading order: sentences of two
         # passages are never run together as if one text said them
         passages: dict[str, list[Unit]] = {}
@@ -436,7 +447,7 @@ class ExtractiveAnswerer:
             group.sort(key=lambda u: position[id(u)])
         paragraphs = [
             Paragraph(
-                text=" ".join(band_column(u, asked) for u in group),
+                text=" ".join(band_column(u, asked, asked_terms) for u in group),
                 source_ids=list(dict.fromkeys(u.source_id for u in group)),
                 sub_question=index,
             )

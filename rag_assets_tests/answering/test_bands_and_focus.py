@@ -69,6 +69,19 @@ def test_a_table_whose_columns_are_bands_is_answered_by_the_column_holding_the_r
     assert band_column(row, quantities("Quelle franchise vol ?")) == "all"  # no figure of the reader's
 
 
+def test_a_row_of_levels_answers_with_the_level_the_question_names():
+    from rag_assets.retrieve.query import analyze
+
+    header = "| Prestations | Confort 2 | Confort 3 | Confort 4 |"
+    row = Unit("T1", "S1", "D1", "| Chambre particulière | 30 € | 50 € | 60 € |", "all", "Titre\n" + header, "fr")
+    asked = frozenset(analyze("Ma mutuelle, formule Confort 3 : combien pour la chambre particulière ?"))
+    assert band_column(row, [], asked) == "Prestations : Chambre particulière ; Confort 3 : 50 €."
+    assert band_column(row, [], frozenset(analyze("Combien pour la chambre particulière ?"))) == "all"
+    other = "| Prestations | Plafond | Franchise | Confort 3 |"  # not one scale: the row stays whole
+    whole = Unit("T1", "S1", "D1", "| Chambre | 30 € | 50 € | 60 € |", "all", "Titre\n" + other, "fr")
+    assert band_column(whole, [], asked) == "all"
+
+
 def test_a_companys_legal_notice_answers_no_question_but_one_about_the_company():
     answerer = ExtractiveAnswerer(kb=None, weights=_Weights())
     notice = _unit(
