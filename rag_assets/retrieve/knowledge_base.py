@@ -77,6 +77,7 @@ class RetrievalTrace:
     acronyms: dict[str, str] = field(default_factory=dict)  # acronym -> long form added to the question
     feedback: dict[str, float] = field(default_factory=dict)  # PRF words added to the second BM25 pass
     glossary: list[str] = field(default_factory=list)  # definitions-section parents writing the asked term
+    documents: dict[str, str] = field(default_factory=dict)  # parent id -> document id, of every hit
 
     def ranking(self, engine: str) -> list[str]:
         """Parent ids best first: "bm25", "dense" or "hybrid" (the fused list)."""
@@ -260,6 +261,15 @@ class KnowledgeBase:
             raise KeyError(parent_id)
         return parent
 
+    def _parents(self, documents: dict[str, str | None]) -> dict[str, dict]:
+        """Published parents by id (parent id -> its document id, when known), in that
+        order, read together; `KeyError` for one not published."""
+        found = self.corpus.parents(documents.items())
+        missing = [parent_id for parent_id in documents if parent_id not in found]
+        if missing:
+            raise KeyError(missing[0])
+        return {parent_id: found[parent_id] for parent_id in documents}
+
     def has_parent(self, parent_id: str) -> bool:
         return self.corpus.parent(parent_id) is not None
 
@@ -440,6 +450,7 @@ class KnowledgeBase:
             )
         started = time.perf_counter()
         children = {"bm25": lexical, "dense": dense}
+        documents = {h.parent_id: h.document_id for hits in (lexical, dense, phrase, defining) for h in hits}
         parents = {engine: children_to_parents(hits) for engine, hits in children.items()}
         fused = [
             FusedParent(p, score, ranks)
@@ -448,8 +459,7 @@ class KnowledgeBase:
             )
         ]
         if sides:  # a comparison: both sides in the first places
-            document_of = {h.parent_id: h.document_id for hits in children.values() for h in hits}
-            fused = take_turns(fused, scope.groups, lambda f: document_of[f.parent_id])
+            fused = take_turns(fused, scope.groups, lambda f: documents[f.parent_id])
         # A quoted clause (≥4 terms in order) is what the reader is looking for: the
         # parents holding it verbatim come first, whatever the fusion says.
         quoting = list(dict.fromkeys(h.parent_id for h in phrase))
@@ -464,7 +474,7 @@ class KnowledgeBase:
             fused = lead + [f for f in fused if f.parent_id not in quoting]
         # only the definitions of documents the ranking already puts first: in a wide search,
         # another policy's glossary defines the same word for another contract
-        leading = {self.parent(f.parent_id)["document_id"] for f in fused[:GLOSSARY_DOCUMENTS_FROM]}
+        leading = {documents[f.parent_id] for f in fused[:GLOSSARY_DOCUMENTS_FROM]}
         glossary = self._glossary_entries([h for h in defining if h.document_id in leading], term, query.language)
         if glossary:  # a definition question: the policy's definition of the term first
             by_id = {f.parent_id: f for f in fused}
@@ -492,13 +502,14 @@ class KnowledgeBase:
             acronyms,
             feedback,
             glossary,
+            documents,
         )
 
     def _glossary_entries(self, hits: list[ChildHit], term: str | None, language: str) -> list[str]:
         """Parents of a definitions section that write the term: each document's best one."""
         found: dict[str, str] = {}
-        for parent_id in dict.fromkeys(h.parent_id for h in hits):
-            parent = self.parent(parent_id)
+        parents = self._parents({h.parent_id: h.document_id for h in hits})
+        for parent_id, parent in parents.items():
             if parent["document_id"] not in found and writes_term(glossary_text(parent), term, language):
                 found[parent["document_id"]] = parent_id
         return list(found.values())[:GLOSSARY_LEAD]
@@ -511,11 +522,8 @@ class KnowledgeBase:
         return sorted((hit for side in sides for hit in search(side)), key=lambda hit: -hit.score)
 
     def _feedback(self, text: str, first: list[ChildHit], language: str) -> dict[str, float]:
-        top = [
-            (h, child)
-            for h in first[: self.feedback.documents]
-            if (child := self.corpus.child(h.child_id, h.document_id)) is not None
-        ]
+        read = self.corpus.children((h.child_id, h.document_id) for h in first[: self.feedback.documents])
+        top = [(h, read[h.child_id]) for h in first[: self.feedback.documents] if h.child_id in read]
         return self.feedback.expand(text, [child["text"] for _, child in top], [h.score for h, _ in top], language)
 
     def search(
@@ -534,9 +542,18 @@ class KnowledgeBase:
     def hits(self, trace: RetrievalTrace, k: int = 5) -> list[ParentHit]:
         """The first ``k`` parents of a retrieval, with their text and best child per engine."""
         best = {engine: {h.parent_id: h for h in ranking} for engine, ranking in trace.parents.items()}
+        shown = trace.fused[:k]
+        # one read of each document file the shown parents and their best children are in
+        parents = self._parents({f.parent_id: trace.documents.get(f.parent_id) for f in shown})
+        children = self.corpus.children(
+            (hits[f.parent_id].child_id, hits[f.parent_id].document_id)
+            for f in shown
+            for hits in best.values()
+            if f.parent_id in hits
+        )
         results = []
-        for fused in trace.fused[:k]:
-            parent = self.parent(fused.parent_id)
+        for fused in shown:
+            parent = parents[fused.parent_id]
             best_child = {}
             for engine, hits in best.items():
                 if fused.parent_id in hits:
@@ -544,7 +561,7 @@ class KnowledgeBase:
                     best_child[engine] = {
                         "child_id": hit.child_id,
                         "score": hit.score,
-                        "text": (self.corpus.child(hit.child_id, hit.document_id) or {}).get("text", ""),
+                        "text": (children.get(hit.child_id) or {}).get("text", ""),
                     }
             results.append(
                 ParentHit(
