@@ -33,6 +33,7 @@ from rag_assets.retrieve.feedback import Feedback
 from rag_assets.retrieve.fusion import PLAIN_RRF, Fusion, children_to_parents
 from rag_assets.retrieve.limits import checked_question
 from rag_assets.retrieve.query import AnalyzedQuery, analyze
+from rag_assets.retrieve.recent import Recent
 from rag_assets.retrieve.reranking import reranker_from_spec
 from rag_assets.retrieve.scope import DocumentIdentities, Scope, identity_text, take_turns
 from rag_assets.settings import Settings, load_settings
@@ -107,6 +108,8 @@ class ParentHit:
 COMMON_SHARE = 0.02
 GLOSSARY_LEAD = 2  # definitions of the asked term leading the ranking (a comparison's two policies)
 GLOSSARY_DOCUMENTS_FROM = 5  # the documents of the first parents, whose definitions may lead
+# Retrievals kept for a repeated question (a trace holds ~2 x candidates hits: ~100 kB each).
+CACHED_RETRIEVALS = 64
 
 
 class KnowledgeBase:
@@ -142,11 +145,14 @@ class KnowledgeBase:
         self.published: dict[str, dict] = {}
         self.corpus = PublishedCorpus(store)  # parents and children, read by id when asked
         self.query_vectors = QueryVectorCache()  # a repeated question is not embedded again
+        # a repeated question (same filters, groups, published versions) is not retrieved again
+        self.retrievals: Recent[RetrievalTrace] = Recent(CACHED_RETRIEVALS)
         self.query_limits = load_settings()  # RAG_ASSETS_MAX_QUERY_*, read once, not at every question
         self.documents: dict[str, dict] = {}
         # Hits skipped by the last search because their version is not the published one.
         self.last_excluded: list[dict] = []
         self._stamp: Hashable | None = None
+        self._versions: tuple[tuple[str, str], ...] = ()  # (document id, published version), sorted
         self._branches: dict[tuple[str, str], frozenset[str]] = {}  # (document id, version) -> branches
         self._lock = threading.Lock()
         self._refresh(check=True)
@@ -203,6 +209,7 @@ class KnowledgeBase:
             self._check(publication)
         self.corpus.update(publication, {d: record["title"] for d, record in documents.items()})
         self.published, self.documents = publication, documents
+        self._versions = tuple(sorted((document_id, entry["version"]) for document_id, entry in publication.items()))
         self._identities = DocumentIdentities.of(documents, load_thesaurus())
         if self.use_acronyms:  # the corpus's "Long Form (ACR)" pairs + the thesaurus's acronyms
             thesaurus = load_thesaurus()
@@ -389,11 +396,24 @@ class KnowledgeBase:
         """BM25 and dense over children (``candidates`` each), collapsed to parents (best
         child per engine), fused by ``self.fusion`` (weighted RRF or normalized scores); parents holding a
         quoted clause of the question lead. Only hits of each document's published version
-        count; others (a re-index in flight) are skipped and listed in the trace."""
+        count; others (a re-index in flight) are skipped and listed in the trace.
+
+        A question asked again with the same filters, groups and options while the same
+        versions are published gets the trace kept in `self.retrievals` (shared: read it,
+        do not change it), its `seconds` those of the look-up."""
+        begun = time.perf_counter()
         question = checked_question(question, self.query_limits)  # length, terms, empty, cleaned (QueryRefused)
         query = question if isinstance(question, AnalyzedQuery) else AnalyzedQuery.of(question)
         parsed = filters if isinstance(filters, SearchFilters) else SearchFilters.from_dict(filters, groups)
         limit = candidates or self.candidates
+        with self._lock:
+            self._refresh()
+            kept = self.retrievals.get(self._retrieval_key(query, parsed, limit, term_weights))
+        if kept is not None:
+            self.last_excluded = kept.excluded
+            return dataclasses.replace(
+                kept, seconds={**dict.fromkeys(kept.seconds, 0.0), "cache": time.perf_counter() - begun}
+            )
         scope = self.scope(query)
         sides: list[SearchFilters] = []
         if scope.document_ids and not parsed.document_ids:
@@ -412,6 +432,7 @@ class KnowledgeBase:
         excluded: list[dict] = []
         with self._lock:
             self._refresh()
+            key = self._retrieval_key(query, parsed, limit, term_weights)  # the versions searched
             # over-fetch: hits of an unpublished version are dropped after retrieval
             started = time.perf_counter()
             lexical = self._each_side(
@@ -488,7 +509,7 @@ class KnowledgeBase:
             ] + [f for f in fused if f.parent_id not in glossary]
         seconds["fusion"] = time.perf_counter() - started
         self.last_excluded = excluded
-        return RetrievalTrace(
+        trace = RetrievalTrace(
             query,
             parsed,
             scope,
@@ -504,6 +525,16 @@ class KnowledgeBase:
             glossary,
             documents,
         )
+        self.retrievals.put(key, trace)
+        return trace
+
+    def _retrieval_key(
+        self, query: AnalyzedQuery, filters: SearchFilters, limit: int, term_weights: dict[str, float] | None
+    ) -> Hashable:
+        """What a retrieval's result depends on (the caller holds `self._lock`)."""
+        options = tuple(sorted(self.retrieval_config().items()))
+        weights = tuple(sorted((term_weights or {}).items()))
+        return (query.text, query.language, filters, limit, weights, options, self._versions)
 
     def _glossary_entries(self, hits: list[ChildHit], term: str | None, language: str) -> list[str]:
         """Parents of a definitions section that write the term: each document's best one."""
