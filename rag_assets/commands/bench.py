@@ -240,7 +240,7 @@ def cmd_bench(args, settings) -> int:
             )
     print(
         "\nlatency in ms, p50/p95 (search = retrieve + hits of a new question, query embedding included; repeated = "
-        "search of a question asked before, its vector from the query cache; cold = open + first search; "
+        "search of a question asked before, its retrieval from the cache; cold = open + first search; "
         "RSS open = after KnowledgeBase.open, before the embedder loads; RSS MB = after the searches; peak = "
         "the process's, the exact scans for recall included)"
     )

@@ -33,6 +33,7 @@ from rag_assets.retrieve.feedback import Feedback
 from rag_assets.retrieve.fusion import PLAIN_RRF, Fusion, children_to_parents
 from rag_assets.retrieve.limits import checked_question
 from rag_assets.retrieve.query import AnalyzedQuery, analyze
+from rag_assets.retrieve.recent import Recent
 from rag_assets.retrieve.reranking import reranker_from_spec
 from rag_assets.retrieve.scope import DocumentIdentities, Scope, identity_text, take_turns
 from rag_assets.settings import Settings, load_settings
@@ -77,6 +78,7 @@ class RetrievalTrace:
     acronyms: dict[str, str] = field(default_factory=dict)  # acronym -> long form added to the question
     feedback: dict[str, float] = field(default_factory=dict)  # PRF words added to the second BM25 pass
     glossary: list[str] = field(default_factory=list)  # definitions-section parents writing the asked term
+    documents: dict[str, str] = field(default_factory=dict)  # parent id -> document id, of every hit
 
     def ranking(self, engine: str) -> list[str]:
         """Parent ids best first: "bm25", "dense" or "hybrid" (the fused list)."""
@@ -106,6 +108,8 @@ class ParentHit:
 COMMON_SHARE = 0.02
 GLOSSARY_LEAD = 2  # definitions of the asked term leading the ranking (a comparison's two policies)
 GLOSSARY_DOCUMENTS_FROM = 5  # the documents of the first parents, whose definitions may lead
+# Retrievals kept for a repeated question (a trace holds ~2 x candidates hits: ~100 kB each).
+CACHED_RETRIEVALS = 64
 
 
 class KnowledgeBase:
@@ -141,11 +145,14 @@ class KnowledgeBase:
         self.published: dict[str, dict] = {}
         self.corpus = PublishedCorpus(store)  # parents and children, read by id when asked
         self.query_vectors = QueryVectorCache()  # a repeated question is not embedded again
+        # a repeated question (same filters, groups, published versions) is not retrieved again
+        self.retrievals: Recent[RetrievalTrace] = Recent(CACHED_RETRIEVALS)
         self.query_limits = load_settings()  # RAG_ASSETS_MAX_QUERY_*, read once, not at every question
         self.documents: dict[str, dict] = {}
         # Hits skipped by the last search because their version is not the published one.
         self.last_excluded: list[dict] = []
         self._stamp: Hashable | None = None
+        self._versions: tuple[tuple[str, str], ...] = ()  # (document id, published version), sorted
         self._branches: dict[tuple[str, str], frozenset[str]] = {}  # (document id, version) -> branches
         self._lock = threading.Lock()
         self._refresh(check=True)
@@ -202,6 +209,7 @@ class KnowledgeBase:
             self._check(publication)
         self.corpus.update(publication, {d: record["title"] for d, record in documents.items()})
         self.published, self.documents = publication, documents
+        self._versions = tuple(sorted((document_id, entry["version"]) for document_id, entry in publication.items()))
         self._identities = DocumentIdentities.of(documents, load_thesaurus())
         if self.use_acronyms:  # the corpus's "Long Form (ACR)" pairs + the thesaurus's acronyms
             thesaurus = load_thesaurus()
@@ -259,6 +267,15 @@ class KnowledgeBase:
         if parent is None:
             raise KeyError(parent_id)
         return parent
+
+    def _parents(self, documents: dict[str, str | None]) -> dict[str, dict]:
+        """Published parents by id (parent id -> its document id, when known), in that
+        order, read together; `KeyError` for one not published."""
+        found = self.corpus.parents(documents.items())
+        missing = [parent_id for parent_id in documents if parent_id not in found]
+        if missing:
+            raise KeyError(missing[0])
+        return {parent_id: found[parent_id] for parent_id in documents}
 
     def has_parent(self, parent_id: str) -> bool:
         return self.corpus.parent(parent_id) is not None
@@ -385,11 +402,24 @@ class KnowledgeBase:
         """BM25 and dense over children (``candidates`` each), collapsed to parents (best
         child per engine), fused by ``self.fusion`` (weighted RRF or normalized scores); parents holding a
         quoted clause of the question lead. Only hits of each document's published version
-        count; others (a re-index in flight) are skipped and listed in the trace."""
+        count; others (a re-index in flight) are skipped and listed in the trace.
+
+        A question asked again with the same filters, groups and options while the same
+        versions are published gets the trace kept in `self.retrievals` (shared: read it,
+        do not change it), its `seconds` those of the look-up."""
+        begun = time.perf_counter()
         question = checked_question(question, self.query_limits)  # length, terms, empty, cleaned (QueryRefused)
         query = question if isinstance(question, AnalyzedQuery) else AnalyzedQuery.of(question)
         parsed = filters if isinstance(filters, SearchFilters) else SearchFilters.from_dict(filters, groups)
         limit = candidates or self.candidates
+        with self._lock:
+            self._refresh()
+            kept = self.retrievals.get(self._retrieval_key(query, parsed, limit, term_weights))
+        if kept is not None:
+            self.last_excluded = kept.excluded
+            return dataclasses.replace(
+                kept, seconds={**dict.fromkeys(kept.seconds, 0.0), "cache": time.perf_counter() - begun}
+            )
         scope = self.scope(query)
         sides: list[SearchFilters] = []
         if scope.document_ids and not parsed.document_ids:
@@ -408,6 +438,7 @@ class KnowledgeBase:
         excluded: list[dict] = []
         with self._lock:
             self._refresh()
+            key = self._retrieval_key(query, parsed, limit, term_weights)  # the versions searched
             # over-fetch: hits of an unpublished version are dropped after retrieval
             started = time.perf_counter()
             lexical = self._each_side(
@@ -446,6 +477,7 @@ class KnowledgeBase:
             )
         started = time.perf_counter()
         children = {"bm25": lexical, "dense": dense}
+        documents = {h.parent_id: h.document_id for hits in (lexical, dense, phrase, defining) for h in hits}
         parents = {engine: children_to_parents(hits) for engine, hits in children.items()}
         fused = [
             FusedParent(p, score, ranks)
@@ -454,8 +486,7 @@ class KnowledgeBase:
             )
         ]
         if sides:  # a comparison: both sides in the first places
-            document_of = {h.parent_id: h.document_id for hits in children.values() for h in hits}
-            fused = take_turns(fused, scope.groups, lambda f: document_of[f.parent_id])
+            fused = take_turns(fused, scope.groups, lambda f: documents[f.parent_id])
         # A quoted clause (≥4 terms in order) is what the reader is looking for: the
         # parents holding it verbatim come first, whatever the fusion says.
         quoting = list(dict.fromkeys(h.parent_id for h in phrase))
@@ -470,7 +501,7 @@ class KnowledgeBase:
             fused = lead + [f for f in fused if f.parent_id not in quoting]
         # only the definitions of documents the ranking already puts first: in a wide search,
         # another policy's glossary defines the same word for another contract
-        leading = {self.parent(f.parent_id)["document_id"] for f in fused[:GLOSSARY_DOCUMENTS_FROM]}
+        leading = {documents[f.parent_id] for f in fused[:GLOSSARY_DOCUMENTS_FROM]}
         glossary = self._glossary_entries([h for h in defining if h.document_id in leading], term, query.language)
         if glossary:  # a definition question: the policy's definition of the term first
             by_id = {f.parent_id: f for f in fused}
@@ -484,7 +515,7 @@ class KnowledgeBase:
             ] + [f for f in fused if f.parent_id not in glossary]
         seconds["fusion"] = time.perf_counter() - started
         self.last_excluded = excluded
-        return RetrievalTrace(
+        trace = RetrievalTrace(
             query,
             parsed,
             scope,
@@ -498,13 +529,24 @@ class KnowledgeBase:
             acronyms,
             feedback,
             glossary,
+            documents,
         )
+        self.retrievals.put(key, trace)
+        return trace
+
+    def _retrieval_key(
+        self, query: AnalyzedQuery, filters: SearchFilters, limit: int, term_weights: dict[str, float] | None
+    ) -> Hashable:
+        """What a retrieval's result depends on (the caller holds `self._lock`)."""
+        options = tuple(sorted(self.retrieval_config().items()))
+        weights = tuple(sorted((term_weights or {}).items()))
+        return (query.text, query.language, filters, limit, weights, options, self._versions)
 
     def _glossary_entries(self, hits: list[ChildHit], term: str | None, language: str) -> list[str]:
         """Parents of a definitions section that write the term: each document's best one."""
         found: dict[str, str] = {}
-        for parent_id in dict.fromkeys(h.parent_id for h in hits):
-            parent = self.parent(parent_id)
+        parents = self._parents({h.parent_id: h.document_id for h in hits})
+        for parent_id, parent in parents.items():
             if parent["document_id"] not in found and writes_term(glossary_text(parent), term, language):
                 found[parent["document_id"]] = parent_id
         return list(found.values())[:GLOSSARY_LEAD]
@@ -517,11 +559,8 @@ class KnowledgeBase:
         return sorted((hit for side in sides for hit in search(side)), key=lambda hit: -hit.score)
 
     def _feedback(self, text: str, first: list[ChildHit], language: str) -> dict[str, float]:
-        top = [
-            (h, child)
-            for h in first[: self.feedback.documents]
-            if (child := self.corpus.child(h.child_id, h.document_id)) is not None
-        ]
+        read = self.corpus.children((h.child_id, h.document_id) for h in first[: self.feedback.documents])
+        top = [(h, read[h.child_id]) for h in first[: self.feedback.documents] if h.child_id in read]
         return self.feedback.expand(text, [child["text"] for _, child in top], [h.score for h, _ in top], language)
 
     def search(
@@ -540,9 +579,18 @@ class KnowledgeBase:
     def hits(self, trace: RetrievalTrace, k: int = 5) -> list[ParentHit]:
         """The first ``k`` parents of a retrieval, with their text and best child per engine."""
         best = {engine: {h.parent_id: h for h in ranking} for engine, ranking in trace.parents.items()}
+        shown = trace.fused[:k]
+        # one read of each document file the shown parents and their best children are in
+        parents = self._parents({f.parent_id: trace.documents.get(f.parent_id) for f in shown})
+        children = self.corpus.children(
+            (hits[f.parent_id].child_id, hits[f.parent_id].document_id)
+            for f in shown
+            for hits in best.values()
+            if f.parent_id in hits
+        )
         results = []
-        for fused in trace.fused[:k]:
-            parent = self.parent(fused.parent_id)
+        for fused in shown:
+            parent = parents[fused.parent_id]
             best_child = {}
             for engine, hits in best.items():
                 if fused.parent_id in hits:
@@ -550,7 +598,7 @@ class KnowledgeBase:
                     best_child[engine] = {
                         "child_id": hit.child_id,
                         "score": hit.score,
-                        "text": (self.corpus.child(hit.child_id, hit.document_id) or {}).get("text", ""),
+                        "text": (children.get(hit.child_id) or {}).get("text", ""),
                     }
             results.append(
                 ParentHit(

@@ -35,9 +35,19 @@ def test_stored_acronym_summaries_merge_to_the_dictionary_of_the_whole_text(kb, 
 def test_parents_are_read_when_asked(kb):
     assert not kb.corpus._cache  # nothing read at open
     hits = kb.search("hypothèses du modèle de Mack", k=3)
-    assert {h.document_id for h in hits} <= set(kb.corpus._cache)
+    # a search reads the rows it shows, not whole documents, and keeps them
+    assert not kb.corpus._cache
+    shown = {h.parent_id for h in hits} | {c["child_id"] for h in hits for c in h.best_child.values()}
+    assert shown <= {key for _, _, _, key in kb.corpus._rows}
     parent = kb.parent(hits[0].parent_id)
+    assert not kb.corpus._cache  # looked up from the rows the search read
     assert parent["text"] == hits[0].text and parent["document_title"] == hits[0].document_title
+    whole = KnowledgeBase.open(kb.store.root, embedder=kb.embedder_spec)  # reads each document whole
+    for hit in hits:
+        assert whole.parent(hit.parent_id) == kb.parent(hit.parent_id)
+        for child in hit.best_child.values():
+            assert whole.child(child["child_id"]) == kb.child(child["child_id"])
+    assert set(whole.corpus._cache) == {h.document_id for h in hits}
     every = list(kb.iter_parents())
     assert len(every) == sum(e["parents"] for e in kb.published_versions().values())
     unseen = every[-1]  # found by id alone, whatever document holds it
