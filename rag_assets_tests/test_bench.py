@@ -53,3 +53,12 @@ def test_reindex_figures_run_the_pipeline(tmp_path, capsys):
     assert [r["documents"] for r in rows] == [1, 2]  # a wrong status (changed not indexed, ...) raises
     assert all(r["changed_s"] > 0 and r["unchanged_s"] > 0 for r in rows)
     assert "SYNTHETIC" in capsys.readouterr().out
+
+
+def test_a_workdir_holding_an_earlier_runs_store_is_refused_naming_it(tmp_path, capsys):
+    from rag_assets.cli import main
+
+    (tmp_path / "store-300").mkdir()
+    assert main(["bench", "--sizes", "300", "--workdir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert str(tmp_path / "store-300") in err and "already exists" in err

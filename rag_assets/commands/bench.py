@@ -181,6 +181,17 @@ def cmd_bench(args, settings) -> int:
         else None
     )
     sizes = [int(s) for s in args.sizes.split(",") if s]
+    # a scaled store is written once, into a new folder: an earlier run's is never half-overwritten
+    taken = [
+        args.workdir / f"store-{size}" for size in sizes if args.workdir and (args.workdir / f"store-{size}").exists()
+    ]
+    if taken:
+        print(
+            f"bench: {', '.join(map(str, taken))} already exists (an earlier --workdir run): remove it or "
+            "choose another --workdir",
+            file=sys.stderr,
+        )
+        return 2
     if not sizes:  # --sizes "": the re-indexing and ingestion figures only
         if args.json:
             args.json.write_text(json.dumps({"load_average": os.getloadavg(), "reindex": reindex}, indent=2))

@@ -48,7 +48,7 @@ RELATIVE = 0.2  # ... and of the share of the branch its passages write most (bo
 # the contract the reader says they hold, by its line: "mon assurance auto", "ma mutuelle", "notre
 # contrat habitation", "ma voiture assurée chez…", "mon chien est assuré à la…"
 _HELD = re.compile(
-    r"\b(?:mon|ma|mes|notre|nos)\s+(?:(?:assurances?|contrats?|polices?)\s+(?:[\w-]+\s+){0,1}[\w-]+|mutuelles?)"
+    r"\b(?:mon|ma|mes|notre|nos)\s+(?:(?:assurances?|contrats?|polices?)\s+(?:[\w-]+\s+)?[\w-]+|mutuelles?)"
     r"|\b(?:mon|ma|mes|notre|nos)\s+[\w-]+\s+(?:est\s+|sont\s+)?assurée?s?\s+(?:chez|à|au|auprès)\b"
     r"|\bassurée?s?\s+(?:mon|ma|mes|notre|nos)\s+[\w-]+\s+(?:chez|à|au|auprès)\b",
     re.IGNORECASE,
