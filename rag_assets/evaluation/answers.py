@@ -56,65 +56,14 @@ from rag_assets.evaluation.questions import Question, load_questions
 from rag_assets.evaluation.splits import in_split, split_of
 from rag_assets.hashing import sha256_file
 from rag_assets.retrieve.query import analyze, content_terms
-from rag_assets.settings import Settings
+from rag_assets.settings import PROJECT_ROOT, Settings
 
 ANSWERERS = ("configured", "extractive", "gguf")
-# Fixed question subsets (ids); `--subset NAME`. The nightly local-model run uses
-# "local-nightly": 24 questions of golden-insurance, 8 of them traps of every kind.
+# Fixed question subsets (ids), `--subset NAME`: data beside the question sets
 SUBSETS: dict[str, dict[str, tuple[str, ...]]] = {
-    "golden-insurance": {
-        "local-nightly": (
-            "gi001",
-            "gi002",
-            "gi004",
-            "gi005",
-            "gi010",
-            "gi014",
-            "gi020",
-            "gi024",
-            "gi031",
-            "gi036",
-            "gi045",
-            "gi050",
-            "gi058",
-            "gi064",
-            "gi076",
-            "gi090",
-            # traps: false numbers, near-miss terms, out of corpus
-            "gi008",
-            "gi029",
-            "gi042",
-            "gi025",
-            "gi061",
-            "gi100",
-            "gi102",
-            "gi104",
-        ),
-    },
-    "golden-sample": {
-        "local-nightly": (
-            "s01",
-            "s02",
-            "s06",
-            "s13",
-            "s19",
-            "s21",
-            "s23",
-            "s35",
-            "s36",
-            "s39",
-            "s45",
-            "t01",
-            "t02",
-            "t03",
-            "t04",
-            "t05",
-            "t06",
-            "t07",
-            "t08",
-            "s15",
-        ),
-    },
+    name: {subset: tuple(ids) for subset, ids in subsets.items()}
+    for name, subsets in json.loads((PROJECT_ROOT / "evaluations" / "subsets.json").read_text(encoding="utf-8")).items()
+    if name != "about"
 }
 PREMISE_TRAPS = ("false-number", "near-miss-term")
 EVIDENCE_SAMPLE = 5  # questions whose highlighted evidence pages a run keeps
