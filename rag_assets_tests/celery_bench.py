@@ -1,6 +1,6 @@
 """Wall time of ingesting the sample corpus in-process and on Celery workers, each into a
 fresh store with its Dagster instance on one throwaway PostgreSQL server (127.0.0.1), the
-workers and Redis started as the tests start them (rag_assets_tests/celery_workers.py):
+workers and Redis started as the tests start them (rag_assets_tests/support/celery_workers.py):
 
     python -m rag_assets_tests.celery_bench --workers 1 2
 
@@ -18,9 +18,9 @@ from pathlib import Path
 from rag_assets.defs.ingestion.runs import ingest
 from rag_assets.defs.instance import open_instance
 from rag_assets.settings import SAMPLES_DIR
-from rag_assets_tests.celery_workers import CeleryCluster
-from rag_assets_tests.conftest import make_settings, settings_env
-from rag_assets_tests.postgres_server import PostgresServer
+from rag_assets_tests.support.celery_workers import CeleryCluster
+from rag_assets_tests.support.postgres_server import PostgresServer
+from rag_assets_tests.support.stores import make_settings, settings_env
 
 
 def _ingest(settings, corpus: Path) -> tuple[float, list[str]]:

@@ -6,11 +6,13 @@ subprocess ingests) or when it needs ``sample_kb`` (the sample corpus ingested t
 Dagster, a minute or more here). ``pytest -m "not slow"`` runs the rest. A test is ``real_pdf``
 when it reads the real documents of ``../shared`` (the ``shared_dir`` fixture, or marked so);
 ``pytest -m "not real_pdf"`` is what a clone without ``../shared`` can run, none of it skipped
-for want of ``../shared``.
+for want of ``../shared``. The markers ``ocr``, ``dagster_run``, ``browser``, ``postgres`` and
+``celery`` (pyproject.toml) name what else a test needs; FIXTURE_MARKERS applies them for the
+fixtures that imply them. Helpers the tests import live in rag_assets_tests/support/.
 
 The Dagster instance: SQLite under each test store, or, with
 ``RAG_ASSETS_TEST_DAGSTER=postgres``, a database of its own per store on one throwaway
-PostgreSQL server on 127.0.0.1 (rag_assets_tests/postgres_server.py) for the session.
+PostgreSQL server on 127.0.0.1 (rag_assets_tests/support/postgres_server.py) for the session.
 """
 
 from __future__ import annotations
@@ -23,61 +25,39 @@ import pytest
 
 os.environ.setdefault("OMP_NUM_THREADS", "2")
 
-from rag_assets.settings import SAMPLES_DIR, load_settings  # noqa: E402
-
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-SHARED = PROJECT_ROOT.parent / "shared"
-TEST_DAGSTER = os.environ.get("RAG_ASSETS_TEST_DAGSTER", "sqlite")
-UPDATE_GOLDEN = "RAG_ASSETS_UPDATE_GOLDEN"  # rewrite golden files instead of comparing (parsing/test_golden_pages.py)
-_postgres = None  # the session's server under RAG_ASSETS_TEST_DAGSTER=postgres
-
-
-def make_settings(root: Path):
-    settings = load_settings().model_copy(update={"store": root / "knowledge", "dagster_home": root / "dagster"})
-    if _postgres is not None:
-        settings = settings.model_copy(update={"dagster": "postgres", "postgres_url": _postgres.database()})
-    return settings
-
-
-def settings_env(settings) -> dict[str, str]:
-    """The environment giving a subprocess these settings' store and Dagster instance."""
-    env = {
-        **os.environ,
-        "RAG_ASSETS_STORE": str(settings.store),
-        "DAGSTER_HOME": str(settings.dagster_home),
-        "RAG_ASSETS_DAGSTER": settings.dagster,
-    }
-    if settings.postgres_url:
-        env["RAG_ASSETS_POSTGRES_URL"] = settings.postgres_url
-    return env
+from rag_assets.settings import SAMPLES_DIR  # noqa: E402
+from rag_assets_tests.support import stores  # noqa: E402
+from rag_assets_tests.support.paths import SHARED, refuse_golden_update_in_ci  # noqa: E402
 
 
 def pytest_configure(config):
     refuse_golden_update_in_ci(os.environ)
 
 
-def refuse_golden_update_in_ci(environ) -> None:
-    """In CI a rewritten golden file would pass whatever the product does: stop the run instead."""
-    if environ.get(UPDATE_GOLDEN) and environ.get("CI", "").lower() not in ("", "0", "false"):
-        raise pytest.UsageError(
-            f"{UPDATE_GOLDEN} is set in CI (CI={environ['CI']}): golden files are rewritten on a developer's "
-            "machine and the diff reviewed, never in CI"
-        )
+# A fixture implying a cost marks every test using it (directly or through another fixture).
+FIXTURE_MARKERS = {
+    "sample_kb": ("slow", "dagster_run"),
+    "hostile_store": ("dagster_run",),  # security/conftest.py
+    "evidence_store": ("dagster_run",),  # security/conftest.py
+    "postgres_server": ("postgres",),
+    "browser": ("browser",),  # ui/test_dagster_ui.py
+    "shared_dir": ("real_pdf",),
+}
 
 
 def pytest_collection_modifyitems(items):
     for item in items:
         fixtures = getattr(item, "fixturenames", ())
-        if "sample_kb" in fixtures:
-            item.add_marker(pytest.mark.slow)
-        if "shared_dir" in fixtures:
-            item.add_marker(pytest.mark.real_pdf)
+        for fixture, markers in FIXTURE_MARKERS.items():
+            if fixture in fixtures:
+                for marker in markers:
+                    item.add_marker(getattr(pytest.mark, marker))
 
 
 @pytest.fixture(scope="session")
 def postgres_server():
     """A PostgreSQL server on 127.0.0.1 for the session (skips, saying why, without one)."""
-    from rag_assets_tests.postgres_server import PostgresServer, unavailable_reason
+    from rag_assets_tests.support.postgres_server import PostgresServer, unavailable_reason
 
     if reason := unavailable_reason():
         pytest.skip(reason)
@@ -88,11 +68,10 @@ def postgres_server():
 
 @pytest.fixture(scope="session", autouse=True)
 def dagster_storage(request):
-    global _postgres
-    if TEST_DAGSTER == "postgres":
-        _postgres = request.getfixturevalue("postgres_server")
-    yield TEST_DAGSTER
-    _postgres = None
+    if stores.TEST_DAGSTER == "postgres":
+        stores.use_postgres(request.getfixturevalue("postgres_server"))
+    yield stores.TEST_DAGSTER
+    stores.use_postgres(None)
 
 
 @pytest.fixture(scope="session")
@@ -109,7 +88,7 @@ def sample_kb(tmp_path_factory, sample_copy):
     from rag_assets.defs.ingestion.runs import ingest
     from rag_assets.defs.instance import open_instance
 
-    settings = make_settings(tmp_path_factory.mktemp("kb"))
+    settings = stores.make_settings(tmp_path_factory.mktemp("kb"))
     instance = open_instance(settings)
     outcomes = ingest([sample_copy], settings, instance)
     yield settings, instance, outcomes

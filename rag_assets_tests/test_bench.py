@@ -45,6 +45,7 @@ def test_scaled_store_searches_like_the_source(sample_kb, tmp_path):
 
 
 @pytest.mark.slow  # two small stores built through Dagster
+@pytest.mark.dagster_run
 def test_reindex_figures_run_the_pipeline(tmp_path, capsys):
     from rag_assets.commands.bench import print_reindex
     from rag_assets.settings import load_settings

@@ -31,6 +31,7 @@ def test_search_text_output_names_section_and_pages(sample_kb):
 
 
 @pytest.mark.slow  # the CLI ingesting in a subprocess
+@pytest.mark.dagster_run
 def test_ingest_reports_bad_file_by_name_and_fails(tmp_path):
     bad = tmp_path / "notes.txt"
     bad.write_text("hello")
@@ -44,6 +45,7 @@ def _ingest_env(tmp_path):
 
 
 @pytest.mark.slow  # the CLI ingesting in a subprocess
+@pytest.mark.dagster_run
 def test_ingest_piped_prints_each_stage_as_it_completes_and_a_summary_per_document(tmp_path):
     import re
     import shutil

@@ -13,9 +13,9 @@ from rag_assets.defs.instance import open_instance
 from rag_assets.ingest.stages import load_children, load_parents
 from rag_assets.retrieve.knowledge_base import KnowledgeBase
 from rag_assets.store import KnowledgeStore
-from rag_assets_tests.conftest import make_settings, settings_env
+from rag_assets_tests.support.stores import make_settings, settings_env
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.dagster_run, pytest.mark.celery]
 
 QUESTIONS = [
     "franchise inondation zone A",
@@ -27,7 +27,7 @@ QUESTIONS = [
 
 @pytest.fixture(scope="module")
 def celery_cluster():
-    from rag_assets_tests.celery_workers import CeleryCluster, unavailable_reason
+    from rag_assets_tests.support.celery_workers import CeleryCluster, unavailable_reason
 
     if reason := unavailable_reason():
         pytest.skip(reason)

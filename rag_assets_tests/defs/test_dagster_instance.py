@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from rag_assets.defs.instance import HEADER, open_instance
 from rag_assets.settings import load_settings
-from rag_assets_tests.conftest import make_settings
+from rag_assets_tests.support.stores import make_settings
 
 documents = DynamicPartitionsDefinition(name="documents")
 
@@ -34,6 +34,7 @@ def test_default_is_sqlite_under_dagster_home(tmp_path):
     assert written.startswith(HEADER) and "storage" not in yaml.safe_load(written)
 
 
+@pytest.mark.dagster_run
 def test_postgres_selected_by_one_setting_and_shared_by_instances(postgres_server, tmp_path):
     settings = make_settings(tmp_path).model_copy(
         update={"dagster": "postgres", "postgres_url": postgres_server.database()}

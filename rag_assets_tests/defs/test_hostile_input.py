@@ -14,9 +14,9 @@ from rag_assets.parsing.pdf_ocr import tesseract_status
 from rag_assets.retrieve.knowledge_base import KnowledgeBase
 from rag_assets.settings import SAMPLES_DIR
 from rag_assets.store import KnowledgeStore
-from rag_assets_tests.conftest import make_settings
+from rag_assets_tests.support.stores import make_settings
 
-pytestmark = pytest.mark.slow  # a store ingested through Dagster, then one document per test
+pytestmark = [pytest.mark.slow, pytest.mark.dagster_run]  # a store ingested through Dagster, then one document per test
 
 QUESTIONS = ["préavis résiliation MX-200", "hypothèses du modèle de Mack", "triangle de développement"]
 
@@ -101,6 +101,7 @@ def scanned_pdf(path, text):
     pdf.output(str(path))
 
 
+@pytest.mark.ocr
 def test_scanned_pdf_is_ocrd(small_kb, tmp_path):
     _, unavailable = tesseract_status()
     if unavailable is not None:
@@ -117,6 +118,7 @@ def test_scanned_pdf_is_ocrd(small_kb, tmp_path):
     assert hits
 
 
+@pytest.mark.ocr
 def test_scan_with_nothing_readable_is_refused_by_name(small_kb, tmp_path):
     # Conversions run in a fork server: PATH cannot be changed for them here, so "nothing readable"
     # is a picture without text (OCR finds none, or is unavailable: refused either way).

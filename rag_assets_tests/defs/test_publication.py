@@ -16,9 +16,9 @@ from rag_assets.index.publication import published_version
 from rag_assets.ingest.stages import load_parents
 from rag_assets.retrieve.knowledge_base import KnowledgeBase
 from rag_assets.store import KnowledgeStore
-from rag_assets_tests.conftest import make_settings, settings_env
+from rag_assets_tests.support.stores import make_settings, settings_env
 
-pytestmark = pytest.mark.slow  # ingests in subprocesses, one of them killed
+pytestmark = [pytest.mark.slow, pytest.mark.dagster_run]  # ingests in subprocesses, one of them killed
 
 QUESTION = "garantie dommages franchise sinistre"
 

@@ -8,9 +8,9 @@ from rag_assets.defs.instance import open_instance
 from rag_assets.ingest.stages import load_parents
 from rag_assets.retrieve.knowledge_base import KnowledgeBase
 from rag_assets.store import KnowledgeStore
-from rag_assets_tests.conftest import make_settings
+from rag_assets_tests.support.stores import make_settings
 
-pytestmark = pytest.mark.slow  # a 30-page real PDF through every asset
+pytestmark = [pytest.mark.slow, pytest.mark.dagster_run]  # a 30-page real PDF through every asset
 
 PAGES = 30
 

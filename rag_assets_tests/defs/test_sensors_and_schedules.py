@@ -31,7 +31,7 @@ from rag_assets.index.lexical import LexicalIndex
 from rag_assets.retrieve.knowledge_base import KnowledgeBase
 from rag_assets.settings import SAMPLES_DIR
 from rag_assets.store import KnowledgeStore
-from rag_assets_tests.conftest import make_settings
+from rag_assets_tests.support.stores import make_settings
 
 PARTITIONS = product_graph.partitions.name
 
@@ -135,6 +135,7 @@ def test_schedules_and_sensors_run_by_default():
 
 
 @pytest.mark.slow  # ingests through Dagster
+@pytest.mark.dagster_run
 def test_inbox_add_change_delete_runs_exactly_what_changed(env):
     settings, instance, resources, inbox = env
     automation = Automation(settings, instance, resources)
@@ -182,6 +183,7 @@ def test_inbox_add_change_delete_runs_exactly_what_changed(env):
 
 
 @pytest.mark.slow  # ingests through Dagster
+@pytest.mark.dagster_run
 def test_code_version_bump_requests_the_stage_and_everything_downstream(env, monkeypatch, tmp_path):
     settings, instance, resources, _ = env
     docs = tmp_path / "docs"
@@ -217,6 +219,7 @@ def test_code_version_bump_requests_the_stage_and_everything_downstream(env, mon
 
 
 @pytest.mark.slow  # ingests through Dagster
+@pytest.mark.dagster_run
 def test_nightly_observation_lets_automation_rerun_a_changed_file(env, tmp_path):
     settings, instance, resources, _ = env
     docs = tmp_path / "docs"
@@ -239,6 +242,7 @@ def test_nightly_observation_lets_automation_rerun_a_changed_file(env, tmp_path)
 
 
 @pytest.mark.slow  # ingests through Dagster
+@pytest.mark.dagster_run
 def test_a_rematerialized_input_makes_its_downstream_stale_only_with_another_data_version(env, tmp_path):
     settings, instance, resources, _ = env
     docs = tmp_path / "docs"

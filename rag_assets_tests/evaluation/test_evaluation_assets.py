@@ -21,7 +21,7 @@ from rag_assets.evaluation import reporting, targets
 from rag_assets.evaluation.ablation import ablation
 from rag_assets.evaluation.evaluate import EvalOptions
 from rag_assets.settings import SAMPLES_DIR
-from rag_assets_tests.conftest import make_settings
+from rag_assets_tests.support.stores import make_settings
 
 
 def test_each_corpus_is_its_own_graph_downstream_to_its_evaluation():
@@ -65,6 +65,7 @@ def test_nightly_schedule_refreshes_the_benchmarks():
 
 
 @pytest.mark.slow  # ingests the sample corpus through Dagster
+@pytest.mark.dagster_run
 def test_a_failed_document_is_reported_and_its_questions_count_as_misses(tmp_path, monkeypatch, capsys):
     corpus_root = tmp_path / "corpus"
     shutil.copytree(SAMPLES_DIR, corpus_root, ignore=shutil.ignore_patterns("*.py", "README.md"))
@@ -123,6 +124,7 @@ def _cli(argv, settings):
 
 
 @pytest.mark.slow
+@pytest.mark.dagster_run
 def test_scifact_slice_through_dagster(shared_dir, tmp_path, capsys):
     settings = make_settings(tmp_path)
     options = EvalOptions(queries=15, distractors=60, resamples=1000, runs_dir=str(tmp_path / "runs"))

@@ -22,7 +22,7 @@ from rag_assets.parsing.convert import (
     start_conversion_server,
 )
 from rag_assets.settings import SAMPLES_DIR
-from rag_assets_tests.conftest import make_settings
+from rag_assets_tests.support.stores import make_settings
 
 SAMPLE_PDF = SAMPLES_DIR / "police-habitation-multirisque.pdf"
 SAMPLE_DOCX = SAMPLES_DIR / "contrat-maintenance-MX-200.docx"
@@ -156,6 +156,7 @@ def test_record_collections_are_converted_in_process(tmp_path):
 
 
 @pytest.mark.slow  # converts in child processes, up to their time limit
+@pytest.mark.dagster_run
 def test_ingest_one_document_over_the_limit_fails_alone(tmp_path):
     from rag_assets.defs.ingestion.runs import ingest
     from rag_assets.defs.instance import open_instance

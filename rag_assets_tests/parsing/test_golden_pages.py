@@ -27,7 +27,7 @@ explicit expectations that no regeneration changes. Defects the product has toda
 too, as strict xfails: fixing one makes its test pass, which fails the run until the mark goes.
 
 The scanned page skips without Tesseract and its fra/eng data. Rewriting the golden files is refused
-in CI (conftest.py): there a rewritten file would pass whatever the product does.
+in CI (support/paths.py, from conftest.py): there a rewritten file would pass whatever the product does.
 """
 
 from __future__ import annotations
@@ -44,9 +44,9 @@ import pytest
 from rag_assets.ingest.sections import Block, Parent, build_parents
 from rag_assets.parsing.convert import convert_with_report
 from rag_assets.parsing.structure import apply_structure
-from rag_assets_tests.conftest import UPDATE_GOLDEN
 from rag_assets_tests.parsing import generated_pages as generated
 from rag_assets_tests.parsing.test_text_layer import FRENCH, _fpdf, _page_image, _require_ocr, _shift_fonts
+from rag_assets_tests.support.paths import UPDATE_GOLDEN
 
 pytestmark = pytest.mark.slow  # pages converted one by one (about a minute)
 
@@ -184,7 +184,11 @@ GENERATORS = {
     "generated_table_across_pages": generated.table_across_pages_pdf,
 }
 REAL = [key for key, case in CASES.items() if case.source]
-GENERATED = [key for key, case in CASES.items() if not case.source]
+GENERATED = [
+    pytest.param(key, marks=pytest.mark.ocr) if key == "scanned" else key
+    for key, case in CASES.items()
+    if not case.source
+]
 
 # The generated pages (ours, stored in full).
 SHIFTED_HEADING = "Article 4 - Franchises et plafonds"
@@ -907,6 +911,7 @@ def test_shifted_font_bold_text_is_repaired(shifted_font: Converted) -> None:
 # 11. Generated: a scanned page
 
 
+@pytest.mark.ocr
 def test_scanned_page_is_read_by_ocr(scanned: Converted) -> None:
     assert scanned.text_layer["ocr_pages"] == [1]
     assert [p.heading_path for p in scanned.parents] == [[SCANNED_HEADING]]

@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from rag_assets_tests.conftest import PROJECT_ROOT, UPDATE_GOLDEN
+from rag_assets_tests.support.paths import PROJECT_ROOT, UPDATE_GOLDEN
 
 
 def _collect(**env: str) -> subprocess.CompletedProcess:

@@ -188,6 +188,7 @@ def test_only_the_broken_font_is_repaired(tmp_path: Path) -> None:
     assert manifest["text_layer_pages"]["1"]["shifts"] == {"/Helvetica-Bold": 1}
 
 
+@pytest.mark.ocr
 def test_private_use_text_layer_is_ocrd(tmp_path: Path) -> None:
     _require_ocr()
     _private_use_pdf(tmp_path / "prive.pdf", FRENCH)
@@ -199,6 +200,7 @@ def test_private_use_text_layer_is_ocrd(tmp_path: Path) -> None:
     assert manifest["warnings"][0].startswith("page 1: garbled text layer (")
 
 
+@pytest.mark.ocr
 def test_scanned_pdf_is_ocrd(tmp_path: Path) -> None:
     _require_ocr()
     from PIL import Image
@@ -216,6 +218,7 @@ def test_scanned_pdf_is_ocrd(tmp_path: Path) -> None:
     assert manifest["pipeline"]["pdf"]["ocr"]["languages"] == ["fra", "eng"]
 
 
+@pytest.mark.ocr
 def test_stamped_scan_is_ocrd(tmp_path: Path) -> None:
     """A scan whose only text layer is a stamped page number is still a scan."""
     _require_ocr()

@@ -49,7 +49,7 @@ def amended_store(tmp_path_factory):
     the folder above; and `ailleurs/`, a public file claiming to amend the policy."""
     from rag_assets.defs.ingestion.runs import ingest
     from rag_assets.defs.instance import open_instance
-    from rag_assets_tests.conftest import make_settings
+    from rag_assets_tests.support.stores import make_settings
 
     root = tmp_path_factory.mktemp("amended-store")
     docs, elsewhere = root / "corpus" / "docs", root / "corpus" / "ailleurs"

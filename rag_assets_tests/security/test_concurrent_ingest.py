@@ -17,9 +17,9 @@ from rag_assets.index.publication import published_version
 from rag_assets.ingest.stages import load_children
 from rag_assets.settings import SAMPLES_DIR
 from rag_assets.store import KnowledgeStore
-from rag_assets_tests.conftest import make_settings
+from rag_assets_tests.support.stores import make_settings
 
-pytestmark = pytest.mark.slow  # two ingest subprocesses
+pytestmark = [pytest.mark.slow, pytest.mark.dagster_run]  # two ingest subprocesses
 
 NOTES = ["note-provisionnement-non-vie.md", "note-interne-procedure.md"]
 

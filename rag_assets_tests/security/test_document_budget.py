@@ -17,7 +17,6 @@ from rag_assets.commands.ingest import summary_lines
 from rag_assets.errors import BudgetExceeded
 from rag_assets.parsing.budget import Budget, check_before_conversion, check_tokens, is_memory_failure
 from rag_assets.settings import SAMPLES_DIR
-from rag_assets_tests.conftest import make_settings
 from rag_assets_tests.security.hostile_files import (
     MB,
     blank_pages_pdf,
@@ -28,6 +27,7 @@ from rag_assets_tests.security.hostile_files import (
     one_line_markdown,
     pptx_bomb,
 )
+from rag_assets_tests.support.stores import make_settings
 
 NORMAL = "note-provisionnement-non-vie.md"
 EXPECTED = {  # file -> what its refusal says (limit and value)
@@ -125,6 +125,7 @@ def _seconds(outcome) -> str:
 
 
 @pytest.mark.slow  # ingests through Dagster
+@pytest.mark.dagster_run
 def test_each_hostile_document_is_refused_by_its_limit_while_another_ingests(budget_store):
     _, _, _, outcomes = budget_store
     assert outcomes[NORMAL].status == "indexed", outcomes[NORMAL].message
@@ -143,6 +144,7 @@ def test_each_hostile_document_is_refused_by_its_limit_while_another_ingests(bud
 
 
 @pytest.mark.slow  # ingests through Dagster
+@pytest.mark.dagster_run
 def test_a_refusal_is_not_tried_again_until_the_file_or_the_budget_changes(budget_store):
     from rag_assets.defs.ingestion.runs import ingest
 
@@ -193,6 +195,7 @@ def test_a_refusal_made_by_other_conversion_code_is_tried_again(tmp_path, monkey
 
 
 @pytest.mark.slow  # ingests through Dagster
+@pytest.mark.dagster_run
 def test_memory_over_its_limit_stops_the_conversion(budget_store):
     """50 MB of nested <div>: the reader's tree grows until the memory limit stops it."""
     from rag_assets.defs.ingestion.runs import ingest
@@ -230,6 +233,7 @@ def test_tokens_over_the_limit_are_refused_naming_the_limit_and_the_value():
 
 
 @pytest.mark.slow  # ingests through Dagster
+@pytest.mark.dagster_run
 def test_a_document_over_the_token_limit_is_refused_before_embedding(budget_store):
     """Under the character limit, over the token limit: refused at the children stage, nothing
     embedded, the refusal recorded and repeated at once while the file and the budget stand."""

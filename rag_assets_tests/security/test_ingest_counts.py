@@ -15,8 +15,8 @@ from rag_assets.hashing import copy_hashed, sha256_file
 from rag_assets.ingest.sources import ingest_source, store_copy
 from rag_assets.settings import SAMPLES_DIR
 from rag_assets.store import KnowledgeStore
-from rag_assets_tests.conftest import make_settings
 from rag_assets_tests.security.hostile_files import MB, one_line_markdown
+from rag_assets_tests.support.stores import make_settings
 
 NORMAL = "note-provisionnement-non-vie.md"
 
@@ -47,6 +47,7 @@ def copies(tmp_path_factory):
 
 
 @pytest.mark.slow  # ingests through Dagster
+@pytest.mark.dagster_run
 def test_a_copy_of_a_refused_or_failed_document_is_counted_as_its_original(copies):
     _, _, _, outcomes = copies
     for name, status in (("ligne.md", "refused"), ("aleatoire.docx", "failed")):
@@ -61,6 +62,7 @@ def test_a_copy_of_a_refused_or_failed_document_is_counted_as_its_original(copie
 
 
 @pytest.mark.slow  # ingests through Dagster
+@pytest.mark.dagster_run
 def test_a_copy_given_alone_is_counted_as_its_original_was(copies):
     from rag_assets.defs.ingestion.runs import ingest
 

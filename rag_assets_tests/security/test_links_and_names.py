@@ -16,7 +16,7 @@ from rag_assets.ingest.planning import candidate_files
 from rag_assets.ingest.sources import validate
 from rag_assets.retrieve.knowledge_base import KnowledgeBase
 from rag_assets.store import MAX_NAME_BYTES, KnowledgeStore, safe_file_name
-from rag_assets_tests.security.conftest import LONG_NAME, ODD_NAME, OUTSIDE_TEXT
+from rag_assets_tests.security.hostile_files import LONG_NAME, ODD_NAME, OUTSIDE_TEXT
 
 pytestmark = pytest.mark.slow  # a store ingested through Dagster
 

@@ -107,7 +107,7 @@ def sidecar_store(tmp_path_factory):
     names differ in case, each with its own sidecar, and a file with two names inside the folder."""
     from rag_assets.defs.ingestion.runs import ingest
     from rag_assets.defs.instance import open_instance
-    from rag_assets_tests.conftest import make_settings
+    from rag_assets_tests.support.stores import make_settings
 
     root = tmp_path_factory.mktemp("sidecars")
     docs, outside = root / "docs", root / "elsewhere"
@@ -144,6 +144,7 @@ def sidecar_store(tmp_path_factory):
 
 
 @pytest.mark.slow
+@pytest.mark.dagster_run
 @pytest.mark.parametrize("case", REFUSED)
 def test_a_sidecar_mistake_refuses_the_document(sidecar_store, case):
     from rag_assets.retrieve.knowledge_base import KnowledgeBase
@@ -159,6 +160,7 @@ def test_a_sidecar_mistake_refuses_the_document(sidecar_store, case):
 
 
 @pytest.mark.slow
+@pytest.mark.dagster_run
 def test_defaults_and_the_store_default_groups(sidecar_store):
     from rag_assets.retrieve.knowledge_base import KnowledgeBase
 
@@ -223,7 +225,7 @@ def test_a_single_string_is_one_group_and_identity_keys_are_kept(tmp_path):
 
 def test_the_watched_folder_leaves_out_hard_links_to_outside_files(tmp_path):
     from rag_assets.defs.ingestion.sensors import evaluate_inbox
-    from rag_assets_tests.conftest import make_settings
+    from rag_assets_tests.support.stores import make_settings
 
     inbox, outside = tmp_path / "inbox", tmp_path / "elsewhere"
     inbox.mkdir()
@@ -240,6 +242,7 @@ def test_the_watched_folder_leaves_out_hard_links_to_outside_files(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.dagster_run
 def test_editing_a_sidecar_re_runs_the_document_and_a_mistake_withdraws_it(tmp_path):
     """The metadata is part of the document's data version: restricting an unchanged file takes
     effect at the next ingest, and a sidecar made wrong withdraws what was published (its old
@@ -247,7 +250,7 @@ def test_editing_a_sidecar_re_runs_the_document_and_a_mistake_withdraws_it(tmp_p
     from rag_assets.defs.ingestion.runs import ingest
     from rag_assets.defs.instance import open_instance
     from rag_assets.retrieve.knowledge_base import KnowledgeBase
-    from rag_assets_tests.conftest import make_settings
+    from rag_assets_tests.support.stores import make_settings
 
     docs = tmp_path / "docs"
     docs.mkdir()

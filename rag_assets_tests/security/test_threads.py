@@ -29,7 +29,7 @@ from rag_assets_tests.answering.openai_stub import (
     retrieve_route,
     scripted_endpoint,
 )
-from rag_assets_tests.conftest import PROJECT_ROOT
+from rag_assets_tests.support.paths import PROJECT_ROOT
 
 RESTRICTED_TITLE = "Procédure de déclaration des sinistres climatiques"  # allowed_groups: [claims]
 RESTRICTED_TEXT = (

@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+from rag_assets_tests.support.paths import PROJECT_ROOT
 
 
 def unavailable_reason() -> str | None:
