@@ -25,8 +25,8 @@ from rag_assets.answering.router import route_by_rules
 from rag_assets.answering.verification import verify
 from rag_assets.answering.withholding import not_an_answer, withhold
 from rag_assets.index.records import PUBLIC_GROUP
-from rag_assets.language import detect_language as language_of
 from rag_assets.retrieve.limits import checked_question
+from rag_assets.text.language import detect_language as language_of
 
 
 @dataclass

@@ -18,8 +18,8 @@ from rag_assets.answering.figures import NUMBER, figures, same_figure, wanted_ki
 from rag_assets.answering.model import NO_SOURCE, Paragraph, SubQuestion
 from rag_assets.answering.safety import looks_like_instruction
 from rag_assets.answering.terms import TermWeights
-from rag_assets.language import detect_language as language_of
 from rag_assets.retrieve.query import analyze, codes, content_terms, qualified_ids
+from rag_assets.text.language import detect_language as language_of
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[«\"(\[A-ZÀ-ÖØ-Þ0-9])|\n+")
 _NUMBER = re.compile(r"\d")

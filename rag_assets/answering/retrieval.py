@@ -30,10 +30,10 @@ from rag_assets.answering.terms import TermWeights
 from rag_assets.index.amendments import FOLDER, GROUPS, Amendments
 from rag_assets.index.filters import reader_groups
 from rag_assets.index.records import PUBLIC_GROUP
-from rag_assets.language import detect_language as language_of
 from rag_assets.retrieve.branches import branches_of_text
 from rag_assets.retrieve.limits import QueryRefused
 from rag_assets.retrieve.query import analyze, content_terms
+from rag_assets.text.language import detect_language as language_of
 
 
 @dataclass

@@ -13,8 +13,8 @@ import re
 import unicodedata
 
 from rag_assets.answering.model import Route
-from rag_assets.language import detect_language
 from rag_assets.retrieve.query import content_terms, qualified_ids
+from rag_assets.text.language import detect_language
 
 BUDGETS = {"targeted": 3, "explanation": 5, "comparison": 7}
 

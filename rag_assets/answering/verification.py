@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 from rag_assets.answering.model import PARTIAL, SUPPORTED, UNSUPPORTED, VERDICTS, Paragraph
 from rag_assets.answering.safety import without_instructions
-from rag_assets.language import TYPOGRAPHIC_VARIANTS
 from rag_assets.retrieve.query import analyze, content_terms
+from rag_assets.text.language import TYPOGRAPHIC_VARIANTS
 
 # ----------------------------------------------------------------- normalisation
 

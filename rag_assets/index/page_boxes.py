@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from rag_assets.language import TYPOGRAPHIC_VARIANTS
+from rag_assets.text.language import TYPOGRAPHIC_VARIANTS
 
 
 def letters(char: str) -> str:

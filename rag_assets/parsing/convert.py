@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING
 from docling_core.types.doc import DoclingDocument, ImageRefMode
 
 from rag_assets.errors import BudgetExceeded, DocumentError
-from rag_assets.language import detect_language
 from rag_assets.parsing import budget as budgets
 from rag_assets.parsing.structure import apply_structure, document_title
 from rag_assets.store import write_json_atomic
+from rag_assets.text.language import detect_language
 
 if TYPE_CHECKING:
     from rag_assets.parsing.pdf_ocr import TextLayerReport

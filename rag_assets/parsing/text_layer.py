@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from rag_assets.language import _ENGLISH, _FRENCH
+from rag_assets.text.language import _ENGLISH, _FRENCH
 
 VerdictKind = Literal["ok", "shifted", "garbled", "empty"]
 

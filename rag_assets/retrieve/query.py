@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from rag_assets.language import detect_language
 from rag_assets.text.analysis import analyze
+from rag_assets.text.language import detect_language
 
 # Question words and verbs that carry no subject matter (beyond the analyzers' stop words).
 _QUESTION_WORDS = {

@@ -37,10 +37,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Protocol
 
-from rag_assets.language import detect_language
 from rag_assets.settings import PROJECT_ROOT
 from rag_assets.text.acronyms import is_acronym
 from rag_assets.text.analysis import analyze
+from rag_assets.text.language import detect_language
 
 ENV = "RAG_ASSETS_THESAURUS"
 DEFAULT_PATH = PROJECT_ROOT / "data" / "thesaurus"
