@@ -132,6 +132,7 @@ def test_schedules_and_sensors_run_by_default():
     graph = defs.resolve_asset_graph()
     for stage in STAGES:
         assert graph.get(product_graph.key(stage)).automation_condition is not None, stage
+        assert graph.get(product_graph.key(stage)).kinds, stage  # what it writes, shown in the UI
 
 
 @pytest.mark.slow  # ingests through Dagster

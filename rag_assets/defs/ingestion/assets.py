@@ -67,6 +67,16 @@ STAGES = list(CODE_VERSIONS)  # pipeline order
 EMBEDDER_STAGES = ("parents", "children", "dense_embeddings")
 # Dagster's tag for the data version of an observation (what DataVersion(...) records).
 DATA_VERSION_TAG = "dagster/data_version"
+# What each stage writes, shown on the asset in the UI (Dagster's kinds).
+STAGE_KINDS = {
+    "source_document": {"file"},
+    "docling_document": {"docling", "json"},
+    "parents": {"polars", "parquet"},
+    "children": {"polars", "parquet"},
+    "dense_embeddings": {"lancedb"},
+    "lexical_index": {"tantivy"},
+    "publication": {"json"},
+}
 # Failure metadata naming the budget (setting) a document was refused for.
 REFUSED_METADATA = "refused_over"
 
@@ -241,6 +251,7 @@ def build_ingestion_graph(
             check_specs=_specs(key, name),
             required_resource_keys={resource_key},
             automation_condition=STAGE_CONDITION,
+            kinds=STAGE_KINDS[name],
             **extra,
         )
 
