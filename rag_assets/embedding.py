@@ -19,13 +19,13 @@ import logging
 import os
 import sqlite3
 import threading
-from collections import OrderedDict
 from pathlib import Path
 from typing import Protocol, Sequence
 
 import numpy as np
 
 from rag_assets.hashing import sha256_file, sha256_text
+from rag_assets.recent import Recent
 
 _log = logging.getLogger(__name__)
 
@@ -288,31 +288,27 @@ class QueryVectorCache:
     most of a search's time)."""
 
     def __init__(self, size: int = 1024) -> None:
-        self.size = size
-        self.hits = self.misses = 0
-        self._vectors: OrderedDict[tuple[str, str, str], np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
+        self._vectors: Recent[np.ndarray] = Recent(size)
+
+    @property
+    def hits(self) -> int:
+        return self._vectors.hits
+
+    @property
+    def misses(self) -> int:
+        return self._vectors.misses
 
     def embed_query(self, embedder: Embedder, text: str) -> np.ndarray:
         key = (embedder.name, embedder.revision, text)
-        with self._lock:
-            vector = self._vectors.get(key)
-            if vector is not None:
-                self._vectors.move_to_end(key)
-                self.hits += 1
-                return vector
-        vector = np.asarray(embedder.embed_query(text), dtype=np.float32)
-        vector.flags.writeable = False  # shared by every caller asking the same question
-        with self._lock:
-            self.misses += 1
-            self._vectors[key] = vector
-            while len(self._vectors) > self.size:
-                self._vectors.popitem(last=False)
+        vector = self._vectors.get(key)
+        if vector is None:
+            vector = np.asarray(embedder.embed_query(text), dtype=np.float32)
+            vector.flags.writeable = False  # shared by every caller asking the same question
+            self._vectors.put(key, vector)
         return vector
 
     def clear(self) -> None:
-        with self._lock:
-            self._vectors.clear()
+        self._vectors.clear()
 
 
 class VectorCache:

@@ -25,6 +25,7 @@ import polars as pl
 import polars.selectors as cs
 
 from rag_assets.index.rows import PARENT_JSON_COLUMNS
+from rag_assets.recent import Recent
 from rag_assets.store import ACRONYMS_FILE, KnowledgeStore, read_json
 from rag_assets.text.acronyms import DocumentAcronyms, thesaurus_fingerprint
 
@@ -82,12 +83,12 @@ class _Document:
 class PublishedCorpus:
     def __init__(self, store: KnowledgeStore, cached_documents: int = CACHED_DOCUMENTS, cached_rows: int = CACHED_ROWS):
         self.store = store
-        self.cached_documents, self.cached_rows = cached_documents, cached_rows
+        self.cached_documents = cached_documents
         self._publication: dict[str, dict] = {}
         self._titles: dict[str, str] = {}
         self._cache: OrderedDict[str, _Document] = OrderedDict()
         # (rows, document id, version, id) -> row: a re-published version is another key
-        self._rows: OrderedDict[tuple[str, str, str, str], dict] = OrderedDict()
+        self._rows: Recent[dict] = Recent(cached_rows)
         self._owner: dict[str, str] = {}  # parent or child id -> document id
         self._lock = threading.Lock()
 
@@ -144,9 +145,7 @@ class PublishedCorpus:
                 if document is not None:
                     self._cache.move_to_end(document_id)
                     row = getattr(document, rows).get(key)
-                elif (row := self._rows.get(cached)) is not None:
-                    self._rows.move_to_end(cached)
-                else:
+                elif (row := self._rows.get(cached)) is None:
                     wanted.setdefault(document_id, {})[key] = None
                     continue
                 if row is not None:
@@ -163,9 +162,7 @@ class PublishedCorpus:
                 if self._publication.get(document_id, {}).get("version") != entry["version"]:
                     continue  # republished meanwhile: serve what was asked, do not keep it
                 for row in read:
-                    self._rows[(rows, document_id, entry["version"], row[id_column])] = row
-                while len(self._rows) > self.cached_rows:
-                    self._rows.popitem(last=False)
+                    self._rows.put((rows, document_id, entry["version"], row[id_column]), row)
         for key, document_id in unplaced:
             if (row := self._find(key, rows, document_id)) is not None:
                 found[key] = row

@@ -26,6 +26,7 @@ from rag_assets.index.filters import SearchFilters
 from rag_assets.index.lexical import LexicalIndex
 from rag_assets.index.publication import pointer, read_publication
 from rag_assets.index.records import PUBLIC_GROUP, document_title, load_source_record
+from rag_assets.recent import Recent
 from rag_assets.retrieve.branches import branches_of_text, document_branches, held_lines
 from rag_assets.retrieve.corpus import PublishedCorpus, document_acronyms
 from rag_assets.retrieve.definitions import defined_term, glossary_text, writes_term
@@ -33,7 +34,6 @@ from rag_assets.retrieve.feedback import Feedback
 from rag_assets.retrieve.fusion import PLAIN_RRF, Fusion, children_to_parents
 from rag_assets.retrieve.limits import checked_question
 from rag_assets.retrieve.query import AnalyzedQuery, analyze
-from rag_assets.retrieve.recent import Recent
 from rag_assets.retrieve.reranking import reranker_from_spec
 from rag_assets.retrieve.scope import DocumentIdentities, Scope, identity_text, take_turns
 from rag_assets.settings import Settings, load_settings

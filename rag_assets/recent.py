@@ -1,10 +1,13 @@
-"""A bounded map of recent values: the least recently used key goes first past `size`."""
+"""A bounded map of recent values: the least recently used key goes first past `size`.
+
+The caches of a search (query vectors, rows read by id, whole retrievals) keep recent values
+the same way; one class, thread-safe, counting its hits and misses."""
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
 from typing import Generic, TypeVar
 
 V = TypeVar("V")
@@ -40,3 +43,8 @@ class Recent(Generic[V]):
 
     def __len__(self) -> int:
         return len(self._values)
+
+    def __iter__(self) -> Iterator[Hashable]:
+        """The keys, least recently used first (a copy: the map may change meanwhile)."""
+        with self._lock:
+            return iter(list(self._values))
