@@ -9,12 +9,14 @@ from packaging.utils import canonicalize_name
 
 from rag_assets_tests.support.paths import PROJECT_ROOT
 
-LOCKED_EXTRAS = ("test",)  # the extras the lock resolves (docs/usage.md, "Contributing")
-
 
 def _declared(pyproject_text: str) -> list[Requirement]:
-    project = tomllib.loads(pyproject_text)["project"]
-    extras = [requirement for extra in LOCKED_EXTRAS for requirement in project["optional-dependencies"][extra]]
+    """The dependencies and those of the extras the lock resolves ([tool.uv.pip] extra, read by `uv pip compile`)."""
+    pyproject = tomllib.loads(pyproject_text)
+    project = pyproject["project"]
+    extras = [
+        name for extra in pyproject["tool"]["uv"]["pip"]["extra"] for name in project["optional-dependencies"][extra]
+    ]
     return [Requirement(requirement) for requirement in project["dependencies"] + extras]
 
 
