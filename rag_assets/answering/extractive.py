@@ -58,6 +58,7 @@ class Unit:
     context: str  # title, headings, caption, table header
     language: str
     labels: str = ""  # a table row's column headers over its filled cells: "Arbitrage : non" is the row's own word
+    block: tuple[str, int] = ("", -1)  # (parent id, block index): the paragraph, list item or table it comes from
 
 
 def _cells(line: str) -> list[str]:
@@ -168,6 +169,7 @@ def units_of(registry, kb) -> tuple[list[Unit], list[str]]:
                             "\n".join([base_context, caption, header]),
                             language,
                             labels,
+                            (parent_id, index),
                         )
                     )
                 continue
@@ -184,6 +186,7 @@ def units_of(registry, kb) -> tuple[list[Unit], list[str]]:
                             block["text"].strip(),
                             "\n".join([base_context, element.caption or ""]),
                             language,
+                            block=(parent_id, index),
                         )
                     )
                 continue
@@ -200,6 +203,7 @@ def units_of(registry, kb) -> tuple[list[Unit], list[str]]:
                         _clean_display(sentence),
                         base_context,
                         language,
+                        block=(parent_id, index),
                     )
                 )
     return units, list(dict.fromkeys(skipped))
@@ -383,6 +387,22 @@ class ExtractiveAnswerer:
                     break  # the item that closes the list
         return out
 
+    @staticmethod
+    def _with_figure_after(kept: list[Unit], units: list[Unit], position: dict[int, int]) -> list[Unit]:
+        """Each kept sentence with the next one of its paragraph when that one holds a figure:
+        a clause's amount or its condition often closes it in a sentence of its own ("… dans
+        la limite de 500 €. Le véhicule doit être loué pour 72 h au plus.")."""
+        out, shown = list(kept), {id(u) for u in kept}
+        for unit in kept:
+            at = position[id(unit)] + 1
+            if unit.text.lstrip().startswith("|") or at >= len(units):
+                continue
+            after = units[at]
+            if after.block == unit.block and id(after) not in shown and _NUMBER.search(after.text):
+                out.append(after)
+                shown.add(id(after))
+        return out
+
     def sentence_bar(self, sub: SubQuestion) -> float:
         """The least a sentence's own score must be to answer `sub`."""
         return min(self.min_score, SENTENCE_SHARE * sub.best_score) if sub.best_score else self.min_score
@@ -436,6 +456,7 @@ class ExtractiveAnswerer:
                 kept.append(u)
         position = {id(u): n for n, u in enumerate(units)}
         kept = self._with_announced(kept, units, position, registry)
+        kept = self._with_figure_after(kept, units, position)
         asked = quantities(sub.text)
         asked_terms = frozenset(analyze(sub.text, language_of(sub.text)))
         # one paragraph a passage, the best one's first, each in reading order: sentences of two

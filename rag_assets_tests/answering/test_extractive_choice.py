@@ -368,3 +368,23 @@ def test_a_sentence_announcing_a_list_is_shown_with_its_items():
         cut = [lead, stop, *items]
         where = {id(u): n for n, u in enumerate(cut)}
         assert ExtractiveAnswerer._with_announced([lead], cut, where, registry) == [lead]
+
+
+def test_a_sentence_is_shown_with_the_figure_that_closes_its_clause():
+    def unit(text, block):
+        return Unit("S1", "S1", "d1", text, text, "Contrat\nVéhicule loué", "fr", block=("p1", block))
+
+    kept = unit("Nous remboursons la franchise retenue par le loueur, dans la limite de 500 €.", 0)
+    condition = unit("Le véhicule doit être loué à un professionnel pour 72 h au plus.", 0)
+    wordy = unit("Le loueur vous remet une facture.", 0)
+    next_paragraph = unit("Les frais de carburant restent à votre charge jusqu'à 50 €.", 1)
+    row = Unit("T1", "S1", "d1", "| Loueur | 500 € |", "Loueur : 500 €.", "Contrat", "fr", block=("p1", 2))
+    after_row = unit("Au-delà de 72 h, rien n'est dû.", 2)
+    for units, shown in (
+        ([kept, condition], [kept, condition]),  # the next sentence holds a figure: it comes along
+        ([kept, wordy, condition], [kept]),  # a sentence without one ends the clause
+        ([kept, next_paragraph], [kept]),  # another paragraph is another clause
+        ([row, after_row], [row]),  # a table row is its own unit
+    ):
+        position = {id(u): n for n, u in enumerate(units)}
+        assert ExtractiveAnswerer._with_figure_after([units[0]], units, position) == shown
