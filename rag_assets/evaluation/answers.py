@@ -65,21 +65,6 @@ SUBSETS: dict[str, dict[str, tuple[str, ...]]] = {
     if name != "about"
 }
 EVIDENCE_SAMPLE = 5  # questions whose highlighted evidence pages a run keeps
-HEADLINE = (
-    ("refused_answerable", "answerable questions refused", "lower"),
-    ("citation_correct", "citation correctness (answered)", "higher"),
-    ("answer_correct", "answer correctness (answerable)", "higher"),
-    ("unsupported_numbers", "shown numbers absent from cited sources (per answered q.)", "lower"),
-    ("withheld_paragraphs", "paragraphs withheld (per answered q.)", "info"),
-    ("out_of_corpus_refused", "out-of-corpus traps refused", "higher"),
-    ("false_premise_flagged", "false premises flagged", "higher"),
-    ("false_premise_corrected", "false numbers corrected", "higher"),
-    ("premise_false_alarms", "premise flags on ordinary questions", "lower"),
-    ("supported_share", "shown paragraphs supported", "higher"),
-    ("evidence_highlighted", "cited PDF quotes highlighted on their page", "higher"),
-    ("latency_s", "median latency (s)", "lower"),
-    ("total_tokens", "tokens per question (mean)", "info"),
-)
 
 
 @dataclass
