@@ -13,7 +13,7 @@ compare in days, weeks, months and years (a month is 30 days, a year 12 months o
 days), so "30 jours" matches "un mois" but "jours ouvrés" are still days.
 
 Used by the premise detection (answering/premises.py) and by the answer evaluation
-(evaluation/answers.py: expected figures present in the answer).
+(evaluation/answer_scoring.py: expected figures present in the answer).
 """
 
 from __future__ import annotations

@@ -17,6 +17,14 @@ rag_assets/defs/evaluation/assets.py.
     splits.py          the fixed dev/test split of the golden sets
     fusion_tuning.py   the fusion tuned on a dev split (ranx optimize_fusion)
     ablation.py        retrieval components one by one on a split, with CIs
+
+The answer evaluation: every question of a golden set asked through `ask`, each answer scored.
+
+    answers.py         the run: options, question selection, answerers
+    answer_scoring.py  one answer against its question: expected figures or terms, citations, premises
+    answer_judge.py    the optional LLM judge, recorded apart from our scoring
+    answer_summary.py  rates with bootstrap CIs, counts, breakdowns per question type, trap, split
+    answer_reporting.py  run folder: summary JSON, per-question Parquet, tables, plots
 """
 
 import os

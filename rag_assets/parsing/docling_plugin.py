@@ -10,7 +10,7 @@ from __future__ import annotations
 
 
 def layout_engines():
-    from rag_assets.parsing.pdf_layout import OnnxLayoutModel
+    from rag_assets.parsing.layout.docling_stage import OnnxLayoutModel
 
     return {"layout_engines": [OnnxLayoutModel]}
 

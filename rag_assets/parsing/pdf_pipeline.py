@@ -48,14 +48,11 @@ from docling_core.types.doc import DoclingDocument
 from rag_assets.hashing import sha256_file
 from rag_assets.parsing import invisible_text, text_layer
 from rag_assets.parsing.budget import PAGES_IN_FLIGHT
-from rag_assets.parsing.pdf_layout import (
-    ACCEPT_SCORE,
-    HEADER_BAND,
-    LINE_GAP,
-    TEXT_FIGURE_COVERAGE,
-    OnnxLayoutOptions,
-    default_model_path,
-)
+from rag_assets.parsing.layout.clusters import HEADER_BAND
+from rag_assets.parsing.layout.detector import ACCEPT_SCORE, default_model_path
+from rag_assets.parsing.layout.docling_stage import OnnxLayoutOptions
+from rag_assets.parsing.layout.paragraphs import LINE_GAP
+from rag_assets.parsing.layout.regions import TEXT_FIGURE_COVERAGE
 from rag_assets.parsing.pdf_ocr import (
     EMPTY_PAGE_PICTURE_SHARE,
     OCR_LINE_GAP,

@@ -15,16 +15,9 @@ from rag_assets.commands.evaluate import add_eval_parser, answer_options
 from rag_assets.defs.evaluation.answers import answer_options_schema, nightly_request
 from rag_assets.defs.evaluation.assets import CORPORA, nightly_local_model_answers
 from rag_assets.evaluation import answer_reporting, targets
-from rag_assets.evaluation.answers import (
-    AnswerEvalOptions,
-    answer_head,
-    expected_of,
-    has_answers,
-    median_interval,
-    select,
-    summarize_rows,
-    totals,
-)
+from rag_assets.evaluation.answer_scoring import answer_head, expected_of
+from rag_assets.evaluation.answer_summary import median_interval, summarize_rows, totals
+from rag_assets.evaluation.answers import AnswerEvalOptions, has_answers, select
 from rag_assets.evaluation.questions import Question, load_questions
 from rag_assets.store import KnowledgeStore
 

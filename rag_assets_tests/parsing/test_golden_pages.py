@@ -695,7 +695,7 @@ def test_table_across_pages_keeps_multi_line_cells_whole(table_across_pages: Con
 
 @known_defect(
     "allianz TNS p.10: the heading 'd. Résiliation de l'adhésion' above the table is kept as a table "
-    "caption (pdf_layout.build_clusters: heading_rank knows no lowercase 'a.'–'e.' enumerator), is linked "
+    "caption (layout.clusters.build_clusters: heading_rank knows no lowercase 'a.'–'e.' enumerator), is linked "
     "to no table and ends up a paragraph, so the résiliation table is indexed under the previous "
     "heading 'c. Durée de l'adhésion'"
 )

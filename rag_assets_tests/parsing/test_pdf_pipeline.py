@@ -155,7 +155,7 @@ def test_our_stages_reach_docling_through_its_plugin_entry_point() -> None:
 
     from docling.models.factories import get_layout_factory, get_ocr_factory, get_table_structure_factory
 
-    from rag_assets.parsing.pdf_layout import OnnxLayoutOptions
+    from rag_assets.parsing.layout.docling_stage import OnnxLayoutOptions
     from rag_assets.parsing.pdf_ocr import TextLayerOcrOptions
     from rag_assets.parsing.pdf_tables import RulingTableOptions
 
