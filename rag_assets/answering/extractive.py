@@ -25,6 +25,7 @@ _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[«\"(\[A-ZÀ-ÖØ-Þ0-9])|\n+")
 _NUMBER = re.compile(r"\d")
 _CODE_PREFIX = re.compile(r"([A-Z]*)")
 _WORD = re.compile(r"\w+")
+_CALL = re.compile(r"\((\d{1,2})\)")  # a note's call in a table cell: "maternité (3)"
 _ADDRESS = re.compile(r"\S+@\S+|https?://\S+|www\.\S+")  # e-mail and web addresses
 # A company's legal notice ("SA au capital de 10 000 000 €, RCS Paris 123 456 789, entreprise
 # régie par le Code des assurances"): letterhead and back-cover print, the answer to no question
@@ -403,6 +404,34 @@ class ExtractiveAnswerer:
                 shown.add(id(after))
         return out
 
+    @staticmethod
+    def _with_footnotes(kept: list[Unit], units: list[Unit], position: dict[int, int]) -> list[Unit]:
+        """Each kept table row with the notes its calls refer to ("… y compris maternité (3)"):
+        the paragraph opening with "(3)" after its table, before the next table of the passage
+        (each table numbers its own notes). A guarantee table's limits are often only there
+        ("(3) Limite : 180 jours par an, 30 jours en psychiatrie")."""
+        out, shown = list(kept), {id(u) for u in kept}
+        for unit in kept:
+            if not unit.text.lstrip().startswith("|"):
+                continue
+            for call in dict.fromkeys(_CALL.findall(unit.text)):
+                at = position[id(unit)] + 1
+                while at < len(units) and units[at].block == unit.block:
+                    at += 1  # past the table's other rows
+                note = None
+                for follower in units[at:]:
+                    if follower.block[0] != unit.block[0] or follower.text.lstrip().startswith("|"):
+                        break  # another passage, or the next table
+                    if note is None and follower.text.lstrip().startswith(f"({call})"):
+                        note = follower.block
+                    if note is not None:
+                        if follower.block != note:
+                            break
+                        if id(follower) not in shown:
+                            out.append(follower)
+                            shown.add(id(follower))
+        return out
+
     def sentence_bar(self, sub: SubQuestion) -> float:
         """The least a sentence's own score must be to answer `sub`."""
         return min(self.min_score, SENTENCE_SHARE * sub.best_score) if sub.best_score else self.min_score
@@ -457,6 +486,7 @@ class ExtractiveAnswerer:
         position = {id(u): n for n, u in enumerate(units)}
         kept = self._with_announced(kept, units, position, registry)
         kept = self._with_figure_after(kept, units, position)
+        kept = self._with_footnotes(kept, units, position)
         asked = quantities(sub.text)
         asked_terms = frozenset(analyze(sub.text, language_of(sub.text)))
         # one paragraph a passage, the best one's first, each in reading order: sentences of two

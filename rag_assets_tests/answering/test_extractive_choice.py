@@ -388,3 +388,26 @@ def test_a_sentence_is_shown_with_the_figure_that_closes_its_clause():
     ):
         position = {id(u): n for n, u in enumerate(units)}
         assert ExtractiveAnswerer._with_figure_after([units[0]], units, position) == shown
+
+
+def test_a_table_row_is_shown_with_the_note_its_call_refers_to():
+    def unit(text, block, parent="p1"):
+        return Unit("S1", "S1", "d1", text, text, "Tableau des garanties", "fr", block=(parent, block))
+
+    row = unit("| Chambre particulière (3) | 60 €/jour |", 0)
+    other_row = unit("| Forfait journalier | 100 % FR |", 0)
+    first_note = unit("(1) Le forfait s'entend par jour.", 1)
+    note = unit("(3) Limite par an : 180 jours, 30 jours en psychiatrie.", 2)
+    note_more = unit("S'entend par année civile.", 2)
+    next_table = unit("| Dentaire (3) | 100 % BR |", 3)
+    next_note = unit("(3) Par année d'adhésion.", 4)
+    units = [row, other_row, first_note, note, note_more, next_table, next_note]
+    position = {id(u): n for n, u in enumerate(units)}
+    # the call's note after its own table, all of it, and no other
+    assert ExtractiveAnswerer._with_footnotes([row], units, position) == [row, note, note_more]
+    # the next table's notes are its own: a call without its note in between finds none
+    assert ExtractiveAnswerer._with_footnotes([other_row], units, position) == [other_row]
+    assert ExtractiveAnswerer._with_footnotes([next_table], units, position) == [next_table, next_note]
+    elsewhere = [row, unit("(3) Une note d'un autre passage.", 0, parent="p2")]
+    where = {id(u): n for n, u in enumerate(elsewhere)}
+    assert ExtractiveAnswerer._with_footnotes([row], elsewhere, where) == [row]
