@@ -144,7 +144,8 @@ def _failed_check_run():
 
 def test_a_failed_blocking_check_is_reported_by_its_description():
     from rag_assets.commands.ingest import stage_line, summary_lines
-    from rag_assets.defs.ingestion.runs import IngestOutcome, failed_checks, failure_message
+    from rag_assets.dagster_records import failed_checks, failure_message
+    from rag_assets.defs.ingestion.runs import IngestOutcome
 
     result, reports = _failed_check_run()
     assert not result.success

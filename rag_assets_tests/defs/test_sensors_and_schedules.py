@@ -20,8 +20,15 @@ from dagster import (
 )
 
 from rag_assets import versions
+from rag_assets.dagster_records import record_observations
 from rag_assets.defs.ingestion import freshness, runs
-from rag_assets.defs.ingestion.assets import STAGES, build_ingestion_graph, product_graph
+from rag_assets.defs.ingestion.assets import (
+    STAGES,
+    build_ingestion_graph,
+    product_graph,
+    source_observations,
+    source_versions,
+)
 from rag_assets.defs.ingestion.jobs import automation_sensor, observe_sources_job, withdraw_job
 from rag_assets.defs.ingestion.schedules import nightly_reindex
 from rag_assets.defs.ingestion.sensors import inbox_sensor
@@ -257,7 +264,7 @@ def test_a_rematerialized_input_makes_its_downstream_stale_only_with_another_dat
     assert freshness.stale_or_missing(instance, product_graph, [key]) == {key: []}
     assert ui_stale_status(instance, product_graph, resources, [key]) == {key: []}
     note.write_text(note.read_text(encoding="utf-8") + "\n\nAjout : une ligne.\n", encoding="utf-8")
-    freshness.observe_sources(instance, product_graph, settings, [key])
+    record_observations(instance, source_observations(product_graph, source_versions(settings, [key])))
     assert freshness.stale_or_missing(instance, product_graph, [key]) == {key: ["source_document"]}
     # source_document alone again, changed bytes: what read the older version is stale
     assert runs.materialize_document(settings, instance, key, ["source_document"], note).status == "indexed"

@@ -60,19 +60,21 @@ from dagster import (
     schedule,
 )
 
+from rag_assets.dagster_records import failed_documents, latest_materialization, record_observations
 from rag_assets.defs.evaluation.answers import build_answer_evaluation, build_local_model_nightly
 from rag_assets.defs.evaluation.corpus_state import (
     EVALUATION_CONDITION,
     GROUP,
     INDEX_STAGES,
     dataclass_schema,
-    failed_documents,
-    latest_materialization,
 )
-from rag_assets.defs.ingestion.assets import IngestionGraph, build_ingestion_graph
-from rag_assets.defs.ingestion.freshness import observe_sources
-from rag_assets.defs.ingestion.jobs import build_withdraw_job
-from rag_assets.defs.ingestion.runs import run_withdrawal
+from rag_assets.defs.ingestion.assets import (
+    IngestionGraph,
+    build_ingestion_graph,
+    source_observations,
+    source_versions,
+)
+from rag_assets.defs.ingestion.jobs import build_withdraw_job, run_withdrawal
 from rag_assets.defs.resources import KnowledgeStoreResource
 from rag_assets.evaluation import provenance, targets
 from rag_assets.evaluation.answers import has_answers
@@ -153,14 +155,14 @@ def build_corpus(name: str, label: str | None = None, embedder: str | None = Non
         options = EvalOptions(**context.op_execution_context.op_config)
         settings = getattr(context.resources, resource_key).settings()
         store = Path(options.store).resolve() if options.store else settings.store
-        failed = failed_documents(context.instance, graph, store)
+        failed = failed_documents(context.instance, graph.step_keys, store)
         try:
             result = evaluate(
                 name,
                 settings,
                 options,
                 log=context.log.info,
-                latest_materialization=latest_materialization(context.instance, graph),
+                latest_materialization=latest_materialization(context.instance, graph.key),
                 failed_documents=failed,
             )
         except (EvaluationError, FileNotFoundError) as exc:
@@ -274,7 +276,7 @@ def refresh_collection(instance: DagsterInstance, corpus: Corpus, settings) -> l
     keys = list(planning.register(settings, files).paths)
     known = set(instance.get_dynamic_partitions(corpus.graph.partitions.name))
     instance.add_dynamic_partitions(corpus.graph.partitions.name, [k for k in keys if k not in known])
-    observe_sources(instance, corpus.graph, settings, keys)
+    record_observations(instance, source_observations(corpus.graph, source_versions(settings, keys)))
     return files
 
 
