@@ -14,8 +14,9 @@ beside it, on the same corpus (rag_assets/defs/evaluation/answers.py).
 The store is ``$RAG_ASSETS_EVAL_STORES/<target>/knowledge``. A UI click materializes any
 of these assets against that store; no benchmark document ever lands under the product's
 keys or partitions. The evaluation asset only reads the store: it never ingests. The CLI
-(`rag-assets eval NAME`) registers the collection as partitions, runs the corpus graph
-through the same runs module as `rag-assets ingest`, then materializes the evaluation.
+(`rag-assets eval NAME`, rag_assets/orchestration/evaluation_runs.py) registers the
+collection as partitions, runs the corpus graph as `rag-assets ingest` does, then
+materializes the evaluation.
 A document of the collection that failed to ingest is named in the run's headline, its
 metadata and its table; the questions whose evidence lies in it count as misses.
 

@@ -3,7 +3,7 @@ per document, so a broken file fails its own run and nothing else.
 
 What to run is read from Dagster's records: the files are observed (``source_file``'s data
 version is their sha256), then the stale status the UI shows names, per document, the stale
-or missing stages (freshness.py); those and everything downstream of them run in one run.
+or missing stages (planner.py); those and everything downstream of them run in one run.
 An unchanged document runs nothing.
 
 Progress comes from what Dagster records: the run's events reach a listener on the
@@ -37,7 +37,6 @@ from rag_assets.dagster_records import (
     record_observations,
     step_failure_message,
 )
-from rag_assets.defs.ingestion import freshness
 from rag_assets.defs.ingestion.assets import (
     REFUSED_METADATA,
     STAGES,
@@ -49,6 +48,7 @@ from rag_assets.defs.ingestion.assets import (
 from rag_assets.defs.ingestion.stage_jobs import QUIET_CONSOLE, graph_for, resources_for, stage_job
 from rag_assets.errors import printable
 from rag_assets.ingest import planning
+from rag_assets.orchestration import planner
 from rag_assets.settings import Settings
 from rag_assets.store import safe_file_name
 
@@ -198,7 +198,7 @@ def materialize_document(
     try:
         if on_workers(settings, graph):
             # imported only when chosen: Celery is not needed otherwise
-            from rag_assets.defs.ingestion.celery_runs import finished_run, orchestrate
+            from rag_assets.orchestration.celery_runs import finished_run, orchestrate
 
             run_id = (
                 orchestrators.submit(orchestrate, settings, stages, key, tags).result()
@@ -269,7 +269,7 @@ def ingest(
     known = set(instance.get_dynamic_partitions(graph.partitions.name))
     instance.add_dynamic_partitions(graph.partitions.name, [key for key in keys if key not in known])
     record_observations(instance, source_observations(graph, source_versions(settings, keys)))
-    plan = freshness.plan(instance, graph, settings, keys, force)
+    plan = planner.plan(instance, graph, settings, keys, force)
     total = len(registration.duplicates) + len(keys) + len(links)
     outcomes: list[IngestOutcome] = []
 
