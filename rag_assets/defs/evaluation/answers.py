@@ -34,7 +34,7 @@ from dagster import (
 )
 
 from rag_assets.dagster_records import failed_documents, latest_materialization
-from rag_assets.defs.evaluation.corpus_state import (
+from rag_assets.defs.evaluation.specs import (
     EVALUATION_CONDITION,
     GROUP,
     INDEX_STAGES,

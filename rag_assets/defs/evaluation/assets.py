@@ -63,7 +63,7 @@ from dagster import (
 
 from rag_assets.dagster_records import failed_documents, latest_materialization, record_observations
 from rag_assets.defs.evaluation.answers import build_answer_evaluation, build_local_model_nightly
-from rag_assets.defs.evaluation.corpus_state import (
+from rag_assets.defs.evaluation.specs import (
     EVALUATION_CONDITION,
     GROUP,
     INDEX_STAGES,

@@ -1,6 +1,6 @@
-"""What the evaluation assets of a corpus share: their group, the index stages they sit
-downstream of, their automation condition and a run config schema generated from an options
-dataclass."""
+"""What the specs of a corpus's evaluation assets share: their group, the index stages they
+sit downstream of, their automation condition and a run config schema generated from an
+options dataclass."""
 
 import dataclasses
 import typing
