@@ -15,8 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from rag_assets.defs.ingestion.runs import ingest
-from rag_assets.defs.instance import open_instance
+from rag_assets.orchestration.ingest_runs import ingest
+from rag_assets.orchestration.instance import open_instance
 from rag_assets.settings import SAMPLES_DIR
 from rag_assets_tests.support.celery_workers import CeleryCluster
 from rag_assets_tests.support.postgres_server import PostgresServer

@@ -85,8 +85,8 @@ def sample_copy(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def sample_kb(tmp_path_factory, sample_copy):
     """(settings, instance, outcomes) of the sample corpus ingested through Dagster."""
-    from rag_assets.defs.ingestion.runs import ingest
-    from rag_assets.defs.instance import open_instance
+    from rag_assets.orchestration.ingest_runs import ingest
+    from rag_assets.orchestration.instance import open_instance
 
     settings = stores.make_settings(tmp_path_factory.mktemp("kb"))
     instance = open_instance(settings)

@@ -36,7 +36,7 @@ def test_scaled_store_searches_like_the_source(sample_kb, tmp_path):
     vectors = [kb.dense.rows(columns=["vector"])["vector"][i].as_py() for i in (0, 7)]
     assert 0.0 < dense_recall(kb, [pl.Series(v, dtype=pl.Float32).to_numpy() for v in vectors]) <= 1.0
 
-    from rag_assets.defs.ingestion.runs import stage_records
+    from rag_assets.orchestration.ingest_runs import stage_records
 
     summary = summarize(stage_records(instance))
     assert summary["pages"] > 0 and summary["stages"]["docling_document"]["s_per_page"] > 0

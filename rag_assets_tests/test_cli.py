@@ -105,7 +105,7 @@ def _failed_check_run():
         define_asset_job,
     )
 
-    from rag_assets.defs.ingestion.runs import RunEvents
+    from rag_assets.orchestration.ingest_runs import RunEvents
 
     @asset(
         name="parents",
@@ -144,7 +144,8 @@ def _failed_check_run():
 
 def test_a_failed_blocking_check_is_reported_by_its_description():
     from rag_assets.commands.ingest import stage_line, summary_lines
-    from rag_assets.defs.ingestion.runs import IngestOutcome, failed_checks, failure_message
+    from rag_assets.dagster_records import failed_checks, failure_message
+    from rag_assets.orchestration.ingest_runs import IngestOutcome
 
     result, reports = _failed_check_run()
     assert not result.success
@@ -167,7 +168,7 @@ def test_a_failed_blocking_check_is_reported_by_its_description():
 
 def test_stage_and_summary_lines_show_the_figures_present_and_skip_the_rest():
     from rag_assets.commands.ingest import stage_line, summary_lines
-    from rag_assets.defs.ingestion.runs import IngestOutcome, StageReport
+    from rag_assets.orchestration.ingest_runs import IngestOutcome, StageReport
 
     full = {
         "pages": 70,

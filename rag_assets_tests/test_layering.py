@@ -66,7 +66,20 @@ def test_a_top_level_module_left_out_of_the_layers_breaks_them(tmp_path):
     assert "- rag_assets.unplaced" in result.stdout
 
 
-def test_celery_runs_importing_runs_is_a_cycle_and_breaks_them(tmp_path):
-    result = _lint_with(tmp_path, "defs/ingestion/celery_runs.py", "import rag_assets.defs.ingestion.runs")
+def test_celery_runs_importing_ingest_runs_is_a_cycle_and_breaks_them(tmp_path):
+    result = _lint_with(tmp_path, "orchestration/celery_runs.py", "import rag_assets.orchestration.ingest_runs")
     assert result.returncode != 0
-    assert "rag_assets.defs.ingestion.celery_runs -> rag_assets.defs.ingestion.runs" in result.stdout
+    assert "rag_assets.orchestration.celery_runs -> rag_assets.orchestration.ingest_runs" in result.stdout
+
+
+def test_a_definition_importing_what_drives_it_is_a_cycle_and_breaks_them(tmp_path):
+    # orchestration runs the definitions: a definition reading orchestration closes a cycle
+    result = _lint_with(tmp_path, "defs/ingestion/jobs.py", "import rag_assets.orchestration.planner")
+    assert result.returncode != 0
+    assert "rag_assets.defs is not allowed to import rag_assets.orchestration" in result.stdout
+
+
+def test_dagster_in_benchmarking_beside_the_instance_benchmark_breaks_them(tmp_path):
+    result = _lint_with(tmp_path, "benchmarking/plot.py", "import dagster")
+    assert result.returncode != 0
+    assert "rag_assets.benchmarking is not allowed to import dagster" in result.stdout

@@ -1,2 +1,2 @@
-"""The `rag-assets` subcommands: the application layer, the one place besides `defs` that
-drives Dagster (through `rag_assets.defs`)."""
+"""The `rag-assets` subcommands: the application layer; they drive Dagster through
+`rag_assets.orchestration`."""

@@ -63,8 +63,8 @@ def print_ingestion(store: Path, dagster_home: Path) -> None:
     """Per-stage figures of the runs `dagster_home` recorded for `store`, read from a copy
     (opening an instance may write to its folder; the store stays untouched)."""
     from rag_assets.benchmarking.ingestion_figures import summarize
-    from rag_assets.defs.ingestion.runs import stage_records
-    from rag_assets.defs.instance import open_instance
+    from rag_assets.orchestration.ingest_runs import stage_records
+    from rag_assets.orchestration.instance import open_instance
     from rag_assets.settings import load_settings
 
     with tempfile.TemporaryDirectory(prefix="rag-assets-bench-") as scratch:
@@ -88,7 +88,7 @@ def print_ingestion(store: Path, dagster_home: Path) -> None:
 
 
 def _ingest_seconds(paths: list[Path], settings, instance, expected: str) -> float:
-    from rag_assets.defs.ingestion.runs import ingest
+    from rag_assets.orchestration.ingest_runs import ingest
 
     started = time.perf_counter()
     outcomes = ingest(paths, settings, instance)
@@ -107,7 +107,7 @@ def reindex_figures(settings, sizes: list[int], repeats: int) -> list[dict]:
     import statistics
 
     from rag_assets.benchmarking.synthetic_documents import change_document, write_documents
-    from rag_assets.defs.instance import open_instance
+    from rag_assets.orchestration.instance import open_instance
 
     rows: list[dict] = []
     for size in sizes:

@@ -95,9 +95,9 @@ def cmd_eval(args, settings) -> int:
 
 
 def _answers(args, settings, runs_dir: Path) -> int:
-    from rag_assets.defs.evaluation.runs import run_answer_evaluation
-    from rag_assets.defs.instance import open_instance
     from rag_assets.evaluation import answer_reporting, reporting, targets
+    from rag_assets.orchestration.evaluation_runs import run_answer_evaluation
+    from rag_assets.orchestration.instance import open_instance
 
     if args.name not in targets.GOLDEN:
         print(f"--answers: {args.name} is no golden set ({', '.join(targets.GOLDEN)})")
@@ -162,8 +162,8 @@ def eval_options(args, runs_dir: Path):
 
 def run_through_dagster(args, settings, runs_dir: Path) -> Path | None:
     """The corpus graph, then the evaluation asset, in the CLI's Dagster instance; the run dir."""
-    from rag_assets.defs.evaluation.runs import run_evaluation
-    from rag_assets.defs.instance import open_instance
+    from rag_assets.orchestration.evaluation_runs import run_evaluation
+    from rag_assets.orchestration.instance import open_instance
 
     with open_instance(settings) as instance:
         run = run_evaluation(args.name, eval_options(args, runs_dir), settings, instance)

@@ -39,7 +39,7 @@ def metadata_warnings(metadata: dict) -> list[str]:
     """The `warnings` metadata of a stage (Dagster is imported only when there is some)."""
     if not metadata.get("warnings"):
         return []
-    from rag_assets.defs.ingestion.runs import metadata_warnings as parse
+    from rag_assets.orchestration.ingest_runs import metadata_warnings as parse
 
     return parse(metadata)
 
@@ -112,8 +112,8 @@ def summary_lines(outcome, done: int, total: int) -> list[str]:
 
 
 def cmd_ingest(args, settings) -> int:
-    from rag_assets.defs.ingestion.runs import ingest
-    from rag_assets.defs.instance import open_instance
+    from rag_assets.orchestration.ingest_runs import ingest
+    from rag_assets.orchestration.instance import open_instance
 
     bar = None
 

@@ -44,8 +44,8 @@ EXTRA = [
 
 
 def sample_store(root: Path) -> Path:
-    from rag_assets.defs.ingestion.runs import ingest
-    from rag_assets.defs.instance import open_instance
+    from rag_assets.orchestration.ingest_runs import ingest
+    from rag_assets.orchestration.instance import open_instance
     from rag_assets.settings import SAMPLES_DIR, load_settings
 
     settings = load_settings().model_copy(update={"store": root / "knowledge", "dagster_home": root / "dagster"})

@@ -7,9 +7,9 @@ import pytest
 from fpdf import FPDF
 from PIL import Image, ImageDraw, ImageFont
 
-from rag_assets.defs.ingestion.runs import ingest
-from rag_assets.defs.instance import open_instance
 from rag_assets.ingest.planning import aliases_of
+from rag_assets.orchestration.ingest_runs import ingest
+from rag_assets.orchestration.instance import open_instance
 from rag_assets.parsing.pdf_ocr import tesseract_status
 from rag_assets.retrieve.knowledge_base import KnowledgeBase
 from rag_assets.settings import SAMPLES_DIR

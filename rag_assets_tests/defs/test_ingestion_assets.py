@@ -7,10 +7,10 @@ import pytest
 from dagster import AssetRecordsFilter
 
 from rag_assets.defs.ingestion.assets import ingestion_assets
-from rag_assets.defs.ingestion.runs import ingest
 from rag_assets.index.dense import DenseIndex
 from rag_assets.index.lexical import LexicalIndex
 from rag_assets.ingest.stages import STAGE_CHECKS, load_children, load_parents
+from rag_assets.orchestration.ingest_runs import ingest
 from rag_assets.retrieve.knowledge_base import KnowledgeBase
 from rag_assets.store import KnowledgeStore
 

@@ -10,10 +10,10 @@ import time
 
 import pytest
 
-from rag_assets.defs.ingestion.runs import ingest
-from rag_assets.defs.instance import open_instance
 from rag_assets.index.publication import published_version
 from rag_assets.ingest.stages import load_parents
+from rag_assets.orchestration.ingest_runs import ingest
+from rag_assets.orchestration.instance import open_instance
 from rag_assets.retrieve.knowledge_base import KnowledgeBase
 from rag_assets.store import KnowledgeStore
 from rag_assets_tests.support.stores import make_settings, settings_env

@@ -1,7 +1,7 @@
 """Freshness decided by Dagster alone, on a real instance: the inbox sensor adds and deletes
 partitions and observes files, the stages' automation conditions (evaluated by Dagster's
 own `evaluate_automation_conditions`, as the `ingestion_automation` sensor does) request
-what changed, the planner `rag-assets ingest` uses (freshness.py, on Dagster's public API)
+what changed, the planner `rag-assets ingest` uses (orchestration/planner.py, on Dagster's public API)
 agrees with them and with the UI's stale status, and the requested runs are executed through
 the runs module the CLI uses."""
 
@@ -20,14 +20,21 @@ from dagster import (
 )
 
 from rag_assets import versions
-from rag_assets.defs.ingestion import freshness, runs
-from rag_assets.defs.ingestion.assets import STAGES, build_ingestion_graph, product_graph
+from rag_assets.dagster_records import record_observations
+from rag_assets.defs.ingestion.assets import (
+    STAGES,
+    build_ingestion_graph,
+    product_graph,
+    source_observations,
+    source_versions,
+)
 from rag_assets.defs.ingestion.jobs import automation_sensor, observe_sources_job, withdraw_job
 from rag_assets.defs.ingestion.schedules import nightly_reindex
 from rag_assets.defs.ingestion.sensors import inbox_sensor
 from rag_assets.defs.resources import KnowledgeStoreResource
 from rag_assets.index.dense import DenseIndex
 from rag_assets.index.lexical import LexicalIndex
+from rag_assets.orchestration import ingest_runs, planner
 from rag_assets.retrieve.knowledge_base import KnowledgeBase
 from rag_assets.settings import SAMPLES_DIR
 from rag_assets.store import KnowledgeStore
@@ -74,7 +81,7 @@ class Automation:
     def run(self, requested: dict[str, list[str]]) -> list:
         registry = KnowledgeStore(self.settings.store).registry()
         return [
-            runs.materialize_document(self.settings, self.instance, key, stages, registry[key], graph=self.graph)
+            ingest_runs.materialize_document(self.settings, self.instance, key, stages, registry[key], graph=self.graph)
             for key, stages in requested.items()
         ]
 
@@ -158,12 +165,12 @@ def test_inbox_add_change_delete_runs_exactly_what_changed(env):
     doc.write_text(doc.read_text(encoding="utf-8").replace("deux (2) mois", "quatre (4) semaines"), encoding="utf-8")
     cursor, _ = inbox_tick(settings, instance, resources, cursor)
     # the UI's stale status: the changed document's source_document, nothing of the other one
-    stale = freshness.stale_or_missing(instance, product_graph, keys)
+    stale = planner.stale_or_missing(instance, product_graph, keys)
     assert stale == ui_stale_status(instance, product_graph, resources, keys)
     assert stale == {key: (["source_document"] if key == changed_key else []) for key in keys}
     requested = automation.tick()
     assert requested == {changed_key: STAGES}, "a changed file re-runs exactly its partition"
-    assert requested == freshness.stages_to_run(instance, product_graph, [changed_key])
+    assert requested == planner.stages_to_run(instance, product_graph, [changed_key])
     [outcome] = automation.run(requested)
     assert outcome.status == "indexed"
     hits = KnowledgeBase.open(settings.store).search("préavis quatre semaines", k=2)
@@ -191,7 +198,7 @@ def test_code_version_bump_requests_the_stage_and_everything_downstream(env, mon
     docs.mkdir()
     for name in ("note-provisionnement-non-vie.md", "avenant-1-contrat-MX-200.html"):
         shutil.copy(SAMPLES_DIR / name, docs / name)
-    outcomes = runs.ingest([docs], settings, instance)
+    outcomes = ingest_runs.ingest([docs], settings, instance)
     assert {o.status for o in outcomes} == {"indexed"}
     keys = sorted(o.document_id for o in outcomes)
     automation = Automation(settings, instance, resources)
@@ -201,10 +208,10 @@ def test_code_version_bump_requests_the_stage_and_everything_downstream(env, mon
     bumped = build_ingestion_graph()
     automation.use(bumped)
     # (b) the UI's stale status names parents (the root), and what runs is it and its downstream
-    assert freshness.stale_or_missing(instance, bumped, keys) == {key: ["parents"] for key in keys}
+    assert planner.stale_or_missing(instance, bumped, keys) == {key: ["parents"] for key in keys}
     assert ui_stale_status(instance, bumped, resources, keys) == {key: ["parents"] for key in keys}
     downstream = ["parents", "children", "dense_embeddings", "lexical_index", "publication"]
-    assert freshness.stages_to_run(instance, bumped, keys) == {key: downstream for key in keys}
+    assert planner.stages_to_run(instance, bumped, keys) == {key: downstream for key in keys}
     # (a) Dagster's automation evaluation requests the same, for every document, nothing upstream
     requested = automation.tick()
     assert requested == {key: downstream for key in keys}
@@ -212,10 +219,10 @@ def test_code_version_bump_requests_the_stage_and_everything_downstream(env, mon
     results = automation.run(requested)
     assert {o.status for o in results} == {"indexed"}
     assert [s.stage for s in results[0].stages] == downstream
-    assert freshness.stale_or_missing(instance, bumped, keys) == {key: [] for key in keys}
+    assert planner.stale_or_missing(instance, bumped, keys) == {key: [] for key in keys}
     assert ui_stale_status(instance, bumped, resources, keys) == {key: [] for key in keys}
     assert automation.tick() == {}
-    again = runs.ingest([docs], settings, instance, graph=bumped)
+    again = ingest_runs.ingest([docs], settings, instance, graph=bumped)
     assert {o.status for o in again} == {"unchanged"}
 
 
@@ -227,7 +234,7 @@ def test_nightly_observation_lets_automation_rerun_a_changed_file(env, tmp_path)
     docs.mkdir()
     for name in ("note-provisionnement-non-vie.md", "avenant-1-contrat-MX-200.html"):
         shutil.copy(SAMPLES_DIR / name, docs / name)
-    outcomes = runs.ingest([docs], settings, instance)
+    outcomes = ingest_runs.ingest([docs], settings, instance)
     automation = Automation(settings, instance, resources)
     assert automation.tick() == {}
     note = docs / "note-provisionnement-non-vie.md"
@@ -250,18 +257,18 @@ def test_a_rematerialized_input_makes_its_downstream_stale_only_with_another_dat
     docs.mkdir()
     note = docs / "note.md"
     shutil.copy(SAMPLES_DIR / "note-provisionnement-non-vie.md", note)
-    [outcome] = runs.ingest([docs], settings, instance)
+    [outcome] = ingest_runs.ingest([docs], settings, instance)
     key = outcome.document_id
     # source_document alone again, same bytes: a newer record of the same data version
-    assert runs.materialize_document(settings, instance, key, ["source_document"], note).status == "indexed"
-    assert freshness.stale_or_missing(instance, product_graph, [key]) == {key: []}
+    assert ingest_runs.materialize_document(settings, instance, key, ["source_document"], note).status == "indexed"
+    assert planner.stale_or_missing(instance, product_graph, [key]) == {key: []}
     assert ui_stale_status(instance, product_graph, resources, [key]) == {key: []}
     note.write_text(note.read_text(encoding="utf-8") + "\n\nAjout : une ligne.\n", encoding="utf-8")
-    freshness.observe_sources(instance, product_graph, settings, [key])
-    assert freshness.stale_or_missing(instance, product_graph, [key]) == {key: ["source_document"]}
+    record_observations(instance, source_observations(product_graph, source_versions(settings, [key])))
+    assert planner.stale_or_missing(instance, product_graph, [key]) == {key: ["source_document"]}
     # source_document alone again, changed bytes: what read the older version is stale
-    assert runs.materialize_document(settings, instance, key, ["source_document"], note).status == "indexed"
-    assert freshness.stale_or_missing(instance, product_graph, [key]) == {key: ["docling_document"]}
+    assert ingest_runs.materialize_document(settings, instance, key, ["source_document"], note).status == "indexed"
+    assert planner.stale_or_missing(instance, product_graph, [key]) == {key: ["docling_document"]}
     assert ui_stale_status(instance, product_graph, resources, [key]) == {key: ["docling_document"]}
-    assert [o.status for o in runs.ingest([docs], settings, instance)] == ["indexed"]
-    assert freshness.stale_or_missing(instance, product_graph, [key]) == {key: []}
+    assert [o.status for o in ingest_runs.ingest([docs], settings, instance)] == ["indexed"]
+    assert planner.stale_or_missing(instance, product_graph, [key]) == {key: []}

@@ -178,7 +178,7 @@ def test_summary_has_confidence_intervals_and_the_run_folder_is_written(tmp_path
 
 @pytest.mark.slow  # needs the sample store (built through Dagster once per session)
 def test_golden_sample_answer_evaluation_through_dagster_and_the_cli(sample_kb, tmp_path, capsys):
-    from rag_assets.defs.evaluation.runs import run_answer_evaluation
+    from rag_assets.orchestration.evaluation_runs import run_answer_evaluation
 
     settings, instance, _ = sample_kb
     runs = tmp_path / "runs"

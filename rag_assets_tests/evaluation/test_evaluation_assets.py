@@ -13,13 +13,13 @@ from dagster import AssetKey, DagsterInstance, DefaultScheduleStatus, RunRequest
 
 from rag_assets.commands.evaluate import add_eval_parser, eval_options
 from rag_assets.defs.evaluation.assets import CORPORA, nightly_benchmarks, options_schema
-from rag_assets.defs.evaluation.runs import run_evaluation
 from rag_assets.defs.ingestion.assets import STAGES
-from rag_assets.defs.ingestion.freshness import stale_or_missing
-from rag_assets.defs.instance import open_instance
 from rag_assets.evaluation import reporting, targets
 from rag_assets.evaluation.ablation import ablation
 from rag_assets.evaluation.evaluate import EvalOptions
+from rag_assets.orchestration.evaluation_runs import run_evaluation
+from rag_assets.orchestration.instance import open_instance
+from rag_assets.orchestration.planner import stale_or_missing
 from rag_assets.settings import SAMPLES_DIR
 from rag_assets_tests.support.stores import make_settings
 

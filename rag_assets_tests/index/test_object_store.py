@@ -118,8 +118,8 @@ def test_concurrent_flips_all_land_and_readers_see_whole_versions(objects):
 def test_ingest_through_dagster_writes_searches_and_publishes_on_s3(objects, sample_copy, tmp_path, monkeypatch):
     """A sample document ingested through Dagster with RAG_ASSETS_OBJECT_STORE: its vectors and
     its publication are objects on the endpoint, and search finds it there."""
-    from rag_assets.defs.ingestion.runs import ingest
-    from rag_assets.defs.instance import open_instance
+    from rag_assets.orchestration.ingest_runs import ingest
+    from rag_assets.orchestration.instance import open_instance
     from rag_assets.retrieve.knowledge_base import KnowledgeBase
     from rag_assets.settings import load_settings
     from rag_assets_tests.support.stores import make_settings

@@ -158,8 +158,8 @@ def test_record_collections_are_converted_in_process(tmp_path):
 @pytest.mark.slow  # converts in child processes, up to their time limit
 @pytest.mark.dagster_run
 def test_ingest_one_document_over_the_limit_fails_alone(tmp_path):
-    from rag_assets.defs.ingestion.runs import ingest
-    from rag_assets.defs.instance import open_instance
+    from rag_assets.orchestration.ingest_runs import ingest
+    from rag_assets.orchestration.instance import open_instance
 
     docs = tmp_path / "docs"
     docs.mkdir()

@@ -77,8 +77,8 @@ qui l'accompagnaient pendant ce voyage.
 def test_a_definition_question_gets_the_glossary_entry_first(tmp_path):
     """Told as a story, the question shares its words with the cancellation section; the
     policy's definition of the quoted term is what it asks for, so it leads."""
-    from rag_assets.defs.ingestion.runs import ingest
-    from rag_assets.defs.instance import open_instance
+    from rag_assets.orchestration.ingest_runs import ingest
+    from rag_assets.orchestration.instance import open_instance
     from rag_assets.retrieve.knowledge_base import KnowledgeBase
     from rag_assets_tests.support.stores import make_settings
 

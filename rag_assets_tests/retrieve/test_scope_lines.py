@@ -36,8 +36,8 @@ Les mensualités du crédit sont prises en charge en cas d'incapacité de travai
 @pytest.mark.dagster_run
 def test_a_named_insurers_policies_narrow_to_the_line_the_question_speaks_of(tmp_path):
     from rag_assets.client import KnowledgeBase
-    from rag_assets.defs.ingestion.runs import ingest
-    from rag_assets.defs.instance import open_instance
+    from rag_assets.orchestration.ingest_runs import ingest
+    from rag_assets.orchestration.instance import open_instance
     from rag_assets_tests.support.stores import make_settings
 
     folder = tmp_path / "docs"

@@ -13,8 +13,8 @@ def hostile_store(tmp_path_factory):
     DOCX/HTML declaring entities (XXE on the outside file, billion laughs)."""
     import shutil
 
-    from rag_assets.defs.ingestion.runs import ingest
-    from rag_assets.defs.instance import open_instance
+    from rag_assets.orchestration.ingest_runs import ingest
+    from rag_assets.orchestration.instance import open_instance
     from rag_assets.settings import SAMPLES_DIR
     from rag_assets_tests.security.hostile_files import (
         INJECTED,
@@ -74,8 +74,8 @@ def evidence_store(tmp_path_factory):
     """(settings, outcomes by file name) of a folder ingested through Dagster: a PDF whose
     visible franchise is 130 € over white 1-pt text saying 1 euro (and navy text on navy),
     and a note whose franchise section also holds an order to the assistant."""
-    from rag_assets.defs.ingestion.runs import ingest
-    from rag_assets.defs.instance import open_instance
+    from rag_assets.orchestration.ingest_runs import ingest
+    from rag_assets.orchestration.instance import open_instance
     from rag_assets_tests.security.hostile_files import invisible_text_pdf
     from rag_assets_tests.support.stores import make_settings
 

@@ -47,8 +47,8 @@ def amended_store(tmp_path_factory):
     MX-200 contract and its amendment, the claims-only procedure and a public "rectificatif"
     claiming to amend it, a fleet contract with no effective date in a subfolder amended from
     the folder above; and `ailleurs/`, a public file claiming to amend the policy."""
-    from rag_assets.defs.ingestion.runs import ingest
-    from rag_assets.defs.instance import open_instance
+    from rag_assets.orchestration.ingest_runs import ingest
+    from rag_assets.orchestration.instance import open_instance
     from rag_assets_tests.support.stores import make_settings
 
     root = tmp_path_factory.mktemp("amended-store")

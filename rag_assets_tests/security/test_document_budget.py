@@ -99,8 +99,8 @@ def test_allocation_failures_are_recognised():
 
 @pytest.fixture(scope="module")
 def budget_store(tmp_path_factory):
-    from rag_assets.defs.ingestion.runs import ingest
-    from rag_assets.defs.instance import open_instance
+    from rag_assets.orchestration.ingest_runs import ingest
+    from rag_assets.orchestration.instance import open_instance
 
     root = tmp_path_factory.mktemp("budget")
     docs = root / "docs"
@@ -146,7 +146,7 @@ def test_each_hostile_document_is_refused_by_its_limit_while_another_ingests(bud
 @pytest.mark.slow  # ingests through Dagster
 @pytest.mark.dagster_run
 def test_a_refusal_is_not_tried_again_until_the_file_or_the_budget_changes(budget_store):
-    from rag_assets.defs.ingestion.runs import ingest
+    from rag_assets.orchestration.ingest_runs import ingest
 
     settings, instance, docs, first = budget_store
     again = {o.path.name: o for o in ingest([docs], settings, instance)}
@@ -198,7 +198,7 @@ def test_a_refusal_made_by_other_conversion_code_is_tried_again(tmp_path, monkey
 @pytest.mark.dagster_run
 def test_memory_over_its_limit_stops_the_conversion(budget_store):
     """50 MB of nested <div>: the reader's tree grows until the memory limit stops it."""
-    from rag_assets.defs.ingestion.runs import ingest
+    from rag_assets.orchestration.ingest_runs import ingest
 
     settings, instance, docs, _ = budget_store
     folder = docs.parent / "memoire"
@@ -237,7 +237,7 @@ def test_tokens_over_the_limit_are_refused_naming_the_limit_and_the_value():
 def test_a_document_over_the_token_limit_is_refused_before_embedding(budget_store):
     """Under the character limit, over the token limit: refused at the children stage, nothing
     embedded, the refusal recorded and repeated at once while the file and the budget stand."""
-    from rag_assets.defs.ingestion.runs import ingest
+    from rag_assets.orchestration.ingest_runs import ingest
 
     settings, instance, docs, _ = budget_store
     folder = docs.parent / "jetons"
@@ -269,7 +269,7 @@ def test_a_document_over_the_token_limit_is_refused_before_embedding(budget_stor
 
 @pytest.mark.slow  # converts and tokenizes 9.9 M characters
 def test_a_markdown_under_the_character_limit_is_refused_by_the_default_token_limit(budget_store):
-    from rag_assets.defs.ingestion.runs import ingest
+    from rag_assets.orchestration.ingest_runs import ingest
 
     settings, instance, docs, _ = budget_store
     folder = docs.parent / "long"

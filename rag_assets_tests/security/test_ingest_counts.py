@@ -28,8 +28,8 @@ NORMAL = "note-provisionnement-non-vie.md"
 def copies(tmp_path_factory):
     """A folder holding a refused Markdown (over a small character limit), a DOCX that is not
     one (fails), a normal note, and a copy of each under another name, ingested once."""
-    from rag_assets.defs.ingestion.runs import ingest
-    from rag_assets.defs.instance import open_instance
+    from rag_assets.orchestration.ingest_runs import ingest
+    from rag_assets.orchestration.instance import open_instance
 
     root = tmp_path_factory.mktemp("copies")
     docs = root / "docs"
@@ -64,7 +64,7 @@ def test_a_copy_of_a_refused_or_failed_document_is_counted_as_its_original(copie
 @pytest.mark.slow  # ingests through Dagster
 @pytest.mark.dagster_run
 def test_a_copy_given_alone_is_counted_as_its_original_was(copies):
-    from rag_assets.defs.ingestion.runs import ingest
+    from rag_assets.orchestration.ingest_runs import ingest
 
     settings, instance, docs, first = copies
     [copy] = ingest([docs / "une-copie-de-ligne.md"], settings, instance)

@@ -105,8 +105,8 @@ def sidecar_store(tmp_path_factory):
     are indexed: a restricted one, one under a `_defaults.meta.yaml` (and one overriding
     it), one with no sidecar under RAG_ASSETS_DEFAULT_GROUPS=claims, two documents whose
     names differ in case, each with its own sidecar, and a file with two names inside the folder."""
-    from rag_assets.defs.ingestion.runs import ingest
-    from rag_assets.defs.instance import open_instance
+    from rag_assets.orchestration.ingest_runs import ingest
+    from rag_assets.orchestration.instance import open_instance
     from rag_assets_tests.support.stores import make_settings
 
     root = tmp_path_factory.mktemp("sidecars")
@@ -247,8 +247,8 @@ def test_editing_a_sidecar_re_runs_the_document_and_a_mistake_withdraws_it(tmp_p
     """The metadata is part of the document's data version: restricting an unchanged file takes
     effect at the next ingest, and a sidecar made wrong withdraws what was published (its old
     groups may be the very mistake being fixed)."""
-    from rag_assets.defs.ingestion.runs import ingest
-    from rag_assets.defs.instance import open_instance
+    from rag_assets.orchestration.ingest_runs import ingest
+    from rag_assets.orchestration.instance import open_instance
     from rag_assets.retrieve.knowledge_base import KnowledgeBase
     from rag_assets_tests.support.stores import make_settings
 

@@ -33,13 +33,12 @@ from dagster import (
     schedule,
 )
 
-from rag_assets.defs.evaluation.corpus_state import (
+from rag_assets.dagster_records import failed_documents, latest_materialization
+from rag_assets.defs.evaluation.specs import (
     EVALUATION_CONDITION,
     GROUP,
     INDEX_STAGES,
     dataclass_schema,
-    failed_documents,
-    latest_materialization,
 )
 from rag_assets.defs.ingestion.assets import IngestionGraph
 from rag_assets.evaluation import provenance, targets
@@ -83,8 +82,8 @@ def build_answer_evaluation(name: str, prefix: str, graph: IngestionGraph) -> As
                 settings,
                 options,
                 log=context.log.info,
-                failed_documents=failed_documents(context.instance, graph, store),
-                latest_materialization=latest_materialization(context.instance, graph),
+                failed_documents=failed_documents(context.instance, graph.step_keys, store),
+                latest_materialization=latest_materialization(context.instance, graph.key),
             )
         except AnswerEvaluationError as exc:
             raise Failure(description=str(exc)) from exc

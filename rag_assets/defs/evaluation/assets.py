@@ -14,8 +14,9 @@ beside it, on the same corpus (rag_assets/defs/evaluation/answers.py).
 The store is ``$RAG_ASSETS_EVAL_STORES/<target>/knowledge``. A UI click materializes any
 of these assets against that store; no benchmark document ever lands under the product's
 keys or partitions. The evaluation asset only reads the store: it never ingests. The CLI
-(`rag-assets eval NAME`) registers the collection as partitions, runs the corpus graph
-through the same runs module as `rag-assets ingest`, then materializes the evaluation.
+(`rag-assets eval NAME`, rag_assets/orchestration/evaluation_runs.py) registers the
+collection as partitions, runs the corpus graph as `rag-assets ingest` does, then
+materializes the evaluation.
 A document of the collection that failed to ingest is named in the run's headline, its
 metadata and its table; the questions whose evidence lies in it count as misses.
 
@@ -60,19 +61,21 @@ from dagster import (
     schedule,
 )
 
+from rag_assets.dagster_records import failed_documents, latest_materialization, record_observations
 from rag_assets.defs.evaluation.answers import build_answer_evaluation, build_local_model_nightly
-from rag_assets.defs.evaluation.corpus_state import (
+from rag_assets.defs.evaluation.specs import (
     EVALUATION_CONDITION,
     GROUP,
     INDEX_STAGES,
     dataclass_schema,
-    failed_documents,
-    latest_materialization,
 )
-from rag_assets.defs.ingestion.assets import IngestionGraph, build_ingestion_graph
-from rag_assets.defs.ingestion.freshness import observe_sources
-from rag_assets.defs.ingestion.jobs import build_withdraw_job
-from rag_assets.defs.ingestion.runs import run_withdrawal
+from rag_assets.defs.ingestion.assets import (
+    IngestionGraph,
+    build_ingestion_graph,
+    source_observations,
+    source_versions,
+)
+from rag_assets.defs.ingestion.jobs import build_withdraw_job, run_withdrawal
 from rag_assets.defs.resources import KnowledgeStoreResource
 from rag_assets.evaluation import provenance, targets
 from rag_assets.evaluation.answers import has_answers
@@ -153,14 +156,14 @@ def build_corpus(name: str, label: str | None = None, embedder: str | None = Non
         options = EvalOptions(**context.op_execution_context.op_config)
         settings = getattr(context.resources, resource_key).settings()
         store = Path(options.store).resolve() if options.store else settings.store
-        failed = failed_documents(context.instance, graph, store)
+        failed = failed_documents(context.instance, graph.step_keys, store)
         try:
             result = evaluate(
                 name,
                 settings,
                 options,
                 log=context.log.info,
-                latest_materialization=latest_materialization(context.instance, graph),
+                latest_materialization=latest_materialization(context.instance, graph.key),
                 failed_documents=failed,
             )
         except (EvaluationError, FileNotFoundError) as exc:
@@ -274,7 +277,7 @@ def refresh_collection(instance: DagsterInstance, corpus: Corpus, settings) -> l
     keys = list(planning.register(settings, files).paths)
     known = set(instance.get_dynamic_partitions(corpus.graph.partitions.name))
     instance.add_dynamic_partitions(corpus.graph.partitions.name, [k for k in keys if k not in known])
-    observe_sources(instance, corpus.graph, settings, keys)
+    record_observations(instance, source_observations(corpus.graph, source_versions(settings, keys)))
     return files
 
 

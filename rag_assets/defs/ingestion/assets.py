@@ -51,6 +51,7 @@ from dagster import (
     observable_source_asset,
 )
 
+from rag_assets.dagster_records import DATA_VERSION_TAG
 from rag_assets.defs.ingestion.partitions import documents_partitions
 from rag_assets.errors import BudgetExceeded, DocumentError
 from rag_assets.hashing import sha256_file
@@ -65,8 +66,6 @@ SOURCE = "source_file"
 STAGES = list(CODE_VERSIONS)  # pipeline order
 # Stages whose output depends on the embedder (its tokenizer or its vectors).
 EMBEDDER_STAGES = ("parents", "children", "dense_embeddings")
-# Dagster's tag for the data version of an observation (what DataVersion(...) records).
-DATA_VERSION_TAG = "dagster/data_version"
 # What each stage writes, shown on the asset in the UI (Dagster's kinds).
 STAGE_KINDS = {
     "source_document": {"file"},
@@ -119,6 +118,11 @@ class IngestionGraph:
     @property
     def assets(self) -> list:
         return [self.source, *self.stages]
+
+    @property
+    def step_keys(self) -> frozenset[str]:
+        """The step keys of its stages in a run (their ops' names, prefixed like the keys)."""
+        return frozenset(stage.op.name for stage in self.stages)
 
     def stage_of(self, key: AssetKey) -> str:
         return key.path[-1]

@@ -1,10 +1,12 @@
 """Jobs of the ingestion: materialize documents (UI), observe the source files, withdraw
-documents, and the sensor that evaluates the stages' automation conditions."""
+documents (and run a withdrawal in process, as the evaluation corpora's refresh does inside
+its own run), and the sensor that evaluates the stages' automation conditions."""
 
 from dagster import (
     AssetSelection,
     AutomationConditionSensorDefinition,
     Config,
+    DagsterInstance,
     DefaultSensorStatus,
     OpExecutionContext,
     define_asset_job,
@@ -13,8 +15,10 @@ from dagster import (
     op,
 )
 
-from rag_assets.defs.ingestion.assets import product_graph
+from rag_assets.defs.ingestion.assets import IngestionGraph, product_graph
+from rag_assets.defs.ingestion.stage_jobs import QUIET_CONSOLE, resources_for
 from rag_assets.ingest import stages as pipeline
+from rag_assets.settings import Settings
 
 # In-process: the embedding model loads once per run instead of once per step.
 ingest_job = define_asset_job(
@@ -65,6 +69,23 @@ withdraw_job = build_withdraw_job("withdraw_documents", "knowledge")
 
 def withdraw_run_config(job_def, document_ids: list[str]) -> dict:
     return {"ops": {f"{job_def.name}_op": {"config": {"document_ids": sorted(document_ids)}}}}
+
+
+def run_withdrawal(
+    instance: DagsterInstance, graph: IngestionGraph, job_def, settings: Settings, document_ids: list[str]
+) -> bool:
+    """Delete the documents' partitions, then run the withdrawal job on them (both indexes,
+    artifacts, publication, registry)."""
+    for key in document_ids:
+        if instance.has_dynamic_partition(graph.partitions.name, key):
+            instance.delete_dynamic_partition(graph.partitions.name, key)
+    result = job_def.execute_in_process(
+        run_config={**withdraw_run_config(job_def, document_ids), **QUIET_CONSOLE},
+        instance=instance,
+        resources=resources_for(settings, graph),
+        raise_on_error=False,
+    )
+    return result.success
 
 
 # Dagster's default automation sensor starts STOPPED; a stage whose input changed must be

@@ -1,5 +1,6 @@
 """The job one ingest run executes and the resources it needs, built alike by the process
-starting the run (runs.py) and by a Celery worker rebuilding it (celery_runs.py)."""
+starting the run (rag_assets/orchestration/ingest_runs.py) and by a Celery worker rebuilding
+it (rag_assets/orchestration/celery_runs.py)."""
 
 from __future__ import annotations
 

@@ -35,8 +35,8 @@ from dagster_celery import celery_executor
 
 from rag_assets.defs.ingestion.assets import build_ingestion_graph, product_graph
 from rag_assets.defs.ingestion.stage_jobs import QUIET_CONSOLE, resource_fields, stage_job
-from rag_assets.defs.instance import open_instance
 from rag_assets.defs.resources import KnowledgeStoreResource
+from rag_assets.orchestration.instance import open_instance
 from rag_assets.settings import Settings
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 from dagster import DagsterEventType
 
-from rag_assets.defs.ingestion.runs import ingest
-from rag_assets.defs.instance import open_instance
 from rag_assets.ingest.stages import load_children, load_parents
+from rag_assets.orchestration.ingest_runs import ingest
+from rag_assets.orchestration.instance import open_instance
 from rag_assets.retrieve.knowledge_base import KnowledgeBase
 from rag_assets.store import KnowledgeStore
 from rag_assets_tests.support.stores import make_settings, settings_env

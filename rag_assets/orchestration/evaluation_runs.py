@@ -1,5 +1,5 @@
-"""`rag-assets eval NAME [--answers]` through Dagster: the corpus graph first (the same runs
-module as `rag-assets ingest`: one run per stale or missing document), then one run of the
+"""`rag-assets eval NAME [--answers]` through Dagster: the corpus graph first (ingest_runs.py,
+as `rag-assets ingest`: one run per stale or missing document), then one run of the
 evaluation asset (retrieval or answers), which only reads the store."""
 
 from __future__ import annotations
@@ -11,12 +11,14 @@ from typing import Callable
 
 from dagster import DagsterInstance, Definitions, define_asset_job
 
+from rag_assets.dagster_records import failure_message, plain_metadata
 from rag_assets.defs.evaluation.assets import collection, corpus_for, options_config
-from rag_assets.defs.ingestion import runs
+from rag_assets.defs.ingestion.jobs import run_withdrawal
 from rag_assets.defs.ingestion.stage_jobs import RUN_JOB_NAME
 from rag_assets.evaluation import targets
 from rag_assets.evaluation.answers import AnswerEvalOptions
 from rag_assets.evaluation.evaluate import EvalOptions
+from rag_assets.orchestration import ingest_runs
 from rag_assets.settings import Settings
 
 INFO_CONSOLE = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
@@ -69,13 +71,13 @@ def build_corpus_store(
     corpus, corpus_settings: Settings, instance: DagsterInstance, log: Callable[[str], None]
 ) -> list:
     """Withdraw what left the collection, then run the corpus graph for every stale or
-    missing document (the runs module of `rag-assets ingest`); the ingest outcomes."""
+    missing document (ingest_runs.py, as `rag-assets ingest`); the ingest outcomes."""
     files, leftovers = collection(corpus, corpus_settings)
     if leftovers:
         log(f"withdrawing {len(leftovers)} document(s) no longer part of {corpus.label}: {', '.join(leftovers)}")
-        runs.run_withdrawal(instance, corpus.graph, corpus.withdraw_job, corpus_settings, leftovers)
+        run_withdrawal(instance, corpus.graph, corpus.withdraw_job, corpus_settings, leftovers)
     log(f"{corpus.label}: {len(files)} document(s) in {corpus_settings.store}")
-    return runs.ingest(
+    return ingest_runs.ingest(
         files,
         corpus_settings,
         instance,
@@ -101,7 +103,7 @@ def materialize(corpus, evaluation, config: dict, resource, instance: DagsterIns
         tags={"rag_assets/source": f"cli eval {corpus.label} {evaluation.key.path[-1]}"},
     )
     if not result.success:
-        return EvaluationRun(False, result.run_id, message=runs.failure_message(result.all_events), outcomes=outcomes)
+        return EvaluationRun(False, result.run_id, message=failure_message(result.all_events), outcomes=outcomes)
     [event] = result.asset_materializations_for_node(evaluation.op.name)
-    metadata = runs.plain_metadata(event.metadata)
+    metadata = plain_metadata(event.metadata)
     return EvaluationRun(True, result.run_id, Path(metadata["run_dir"]), outcomes=outcomes, metadata=metadata)

@@ -16,33 +16,16 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-from dagster import AssetKey, AssetRecordsFilter, DagsterInstance
+from dagster import AssetKey, DagsterInstance
 
-from rag_assets.defs.ingestion.assets import (
-    DATA_VERSION_TAG,
-    STAGES,
-    IngestionGraph,
-    source_observations,
-    source_versions,
-)
+from rag_assets.dagster_records import DATA_VERSION_TAG, Record, latest_record
+from rag_assets.defs.ingestion.assets import STAGES, IngestionGraph
 from rag_assets.settings import Settings
 from rag_assets.store import KnowledgeStore
 
 # Dagster's provenance tags on a materialization (part of the event log's stored format).
 CODE_VERSION_TAG = "dagster/code_version"
 INPUT_EVENT_POINTER_TAG = "dagster/input_event_pointer/"
-
-# (storage id, tags) of an observation or materialization
-Record = tuple[int, Mapping[str, str]]
-
-
-def observe_sources(instance: DagsterInstance, graph: IngestionGraph, settings: Settings, keys: Iterable[str]) -> None:
-    """Record the current sha256 of each document's file as the data version of its
-    ``source_file`` partition (only when it differs from the last one recorded)."""
-    for observation in source_observations(graph, source_versions(settings, keys)):
-        last = _latest_record(instance, graph, graph.source_key, observation.partition)
-        if last is None or last[1].get(DATA_VERSION_TAG) != observation.tags[DATA_VERSION_TAG]:
-            instance.report_runless_asset_event(observation)
 
 
 def stale_or_missing(instance: DagsterInstance, graph: IngestionGraph, keys: Iterable[str]) -> dict[str, list[str]]:
@@ -54,11 +37,11 @@ def _stale_or_missing(instance: DagsterInstance, graph: IngestionGraph, key: str
     # the latest record of each asset of the document, filled in pipeline order (a stage's
     # inputs come before it)
     latest: dict[AssetKey, Record] = {}
-    if source := _latest_record(instance, graph, graph.source_key, key):
+    if source := latest_record(instance, graph.source_key, key, observed=True):
         latest[graph.source_key] = source
     found = []
     for stage in STAGES:
-        record = _latest_record(instance, graph, graph.key(stage), key)
+        record = latest_record(instance, graph.key(stage), key, observed=False)
         if record is None:
             found.append(stage)
             continue
@@ -71,21 +54,6 @@ def _stale_or_missing(instance: DagsterInstance, graph: IngestionGraph, key: str
         ):
             found.append(stage)
     return found
-
-
-def _latest_record(
-    instance: DagsterInstance, graph: IngestionGraph, asset_key: AssetKey, key: str, before: int | None = None
-) -> Record | None:
-    """The latest observation of the source, or materialization of a stage, for document
-    `key` (stored before storage id `before` when given)."""
-    records_filter = AssetRecordsFilter(asset_key=asset_key, asset_partitions=[key], before_storage_id=before)
-    observed = asset_key == graph.source_key
-    fetch = instance.fetch_observations if observed else instance.fetch_materializations
-    for record in fetch(records_filter, limit=1).records:
-        event = record.asset_observation if observed else record.asset_materialization
-        if event is not None:
-            return record.storage_id, event.tags or {}
-    return None
 
 
 def _input_changed(
@@ -101,7 +69,7 @@ def _input_changed(
     storage_id, now = latest
     if storage_id <= int(pointer):
         return False
-    read = _latest_record(instance, graph, dep, key, before=int(pointer) + 1)
+    read = latest_record(instance, dep, key, observed=dep == graph.source_key, before=int(pointer) + 1)
     return (read[1].get(DATA_VERSION_TAG) if read else None) != now.get(DATA_VERSION_TAG)
 
 

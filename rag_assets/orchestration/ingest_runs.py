@@ -3,7 +3,7 @@ per document, so a broken file fails its own run and nothing else.
 
 What to run is read from Dagster's records: the files are observed (``source_file``'s data
 version is their sha256), then the stale status the UI shows names, per document, the stale
-or missing stages (freshness.py); those and everything downstream of them run in one run.
+or missing stages (planner.py); those and everything downstream of them run in one run.
 An unchanged document runs nothing.
 
 Progress comes from what Dagster records: the run's events reach a listener on the
@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from dagster import (
-    AssetCheckSeverity,
     AssetRecordsFilter,
     DagsterEventType,
     DagsterInstance,
@@ -31,11 +30,25 @@ from dagster import (
     RunsFilter,
 )
 
-from rag_assets.defs.ingestion import freshness
-from rag_assets.defs.ingestion.assets import REFUSED_METADATA, STAGES, IngestionGraph, product_graph
+from rag_assets.dagster_records import (
+    failed_checks,
+    failure_message,
+    plain_metadata,
+    record_observations,
+    step_failure_message,
+)
+from rag_assets.defs.ingestion.assets import (
+    REFUSED_METADATA,
+    STAGES,
+    IngestionGraph,
+    product_graph,
+    source_observations,
+    source_versions,
+)
 from rag_assets.defs.ingestion.stage_jobs import QUIET_CONSOLE, graph_for, resources_for, stage_job
 from rag_assets.errors import printable
 from rag_assets.ingest import planning
+from rag_assets.orchestration import planner
 from rag_assets.settings import Settings
 from rag_assets.store import safe_file_name
 
@@ -64,46 +77,6 @@ class IngestOutcome:
     stages: list[StageReport] = field(default_factory=list)  # settled in this run, in order
     failed_checks: list[tuple[str, str]] = field(default_factory=list)  # (check, its description)
     metadata: dict[str, dict[str, Any]] = field(default_factory=dict)  # stage -> its latest metadata
-
-
-def plain_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
-    """Metadata values as Python values (a MetadataValue's `.value`)."""
-    return {key: getattr(value, "value", value) for key, value in metadata.items()}
-
-
-def failed_checks(events: Iterable) -> list[tuple[str, str]]:
-    """(check name, description) of the checks that failed and stop a run (blocking, ERROR
-    severity), from the run's ASSET_CHECK_EVALUATION events."""
-    found = []
-    for event in events:
-        if event.event_type == DagsterEventType.ASSET_CHECK_EVALUATION:
-            evaluation = event.asset_check_evaluation_data
-            if (
-                not evaluation.passed
-                and evaluation.blocking is not False
-                and evaluation.severity == AssetCheckSeverity.ERROR
-            ):
-                found.append((evaluation.check_name, evaluation.description or "failed"))
-    return found
-
-
-def failure_message(events: Iterable) -> str:
-    """Why a run failed: the failed checks' own descriptions when blocking checks stopped it,
-    else the step's failure description or its error message."""
-    events = list(events)
-    for event in events:
-        if event.event_type == DagsterEventType.STEP_FAILURE:
-            return _step_failure_message(event, failed_checks(events))
-    return "run failed"
-
-
-def _step_failure_message(event, checks: list[tuple[str, str]]) -> str:
-    error = event.step_failure_data.error
-    if checks and error is not None and error.cls_name == "DagsterAssetCheckFailedError":
-        return "\n".join(f"{name}: {description}" for name, description in checks)
-    user_error = error.cause if error and error.cause else error
-    description = getattr(event.step_failure_data.user_failure_data, "description", None)
-    return description or (user_error.message.strip() if user_error else "step failed")
 
 
 class RunEvents:
@@ -149,7 +122,7 @@ class RunEvents:
             if kind == DagsterEventType.STEP_SUCCESS:
                 report = StageReport(self.document_id, self.path, step, "done", seconds, self.metadata.get(step, {}))
             else:
-                message = _step_failure_message(event, self.failed_checks)
+                message = step_failure_message(event, self.failed_checks)
                 report = StageReport(
                     self.document_id, self.path, step, "failed", seconds, self.metadata.get(step, {}), message
                 )
@@ -225,7 +198,7 @@ def materialize_document(
     try:
         if on_workers(settings, graph):
             # imported only when chosen: Celery is not needed otherwise
-            from rag_assets.defs.ingestion.celery_runs import finished_run, orchestrate
+            from rag_assets.orchestration.celery_runs import finished_run, orchestrate
 
             run_id = (
                 orchestrators.submit(orchestrate, settings, stages, key, tags).result()
@@ -295,8 +268,8 @@ def ingest(
     keys = list(registration.paths)
     known = set(instance.get_dynamic_partitions(graph.partitions.name))
     instance.add_dynamic_partitions(graph.partitions.name, [key for key in keys if key not in known])
-    freshness.observe_sources(instance, graph, settings, keys)
-    plan = freshness.plan(instance, graph, settings, keys, force)
+    record_observations(instance, source_observations(graph, source_versions(settings, keys)))
+    plan = planner.plan(instance, graph, settings, keys, force)
     total = len(registration.duplicates) + len(keys) + len(links)
     outcomes: list[IngestOutcome] = []
 
@@ -377,25 +350,6 @@ def latest_run_outcome(instance: DagsterInstance, key: str) -> tuple[str, str]:
         )
     ]
     return ("refused" if refused_for_budget(events) else "failed"), failure_message(events)
-
-
-def run_withdrawal(
-    instance: DagsterInstance, graph: IngestionGraph, job_def, settings: Settings, document_ids: list[str]
-) -> bool:
-    """Delete the documents' partitions, then run the withdrawal job on them (both indexes,
-    artifacts, publication, registry)."""
-    from rag_assets.defs.ingestion.jobs import withdraw_run_config
-
-    for key in document_ids:
-        if instance.has_dynamic_partition(graph.partitions.name, key):
-            instance.delete_dynamic_partition(graph.partitions.name, key)
-    result = job_def.execute_in_process(
-        run_config={**withdraw_run_config(job_def, document_ids), **QUIET_CONSOLE},
-        instance=instance,
-        resources=resources_for(settings, graph),
-        raise_on_error=False,
-    )
-    return result.success
 
 
 def stage_records(instance: DagsterInstance) -> list[dict[str, Any]]:

@@ -1,8 +1,8 @@
 """Dagster instance benchmark (not a test): what many document partitions cost on SQLite
 and on PostgreSQL, through the same open_instance the CLI uses.
 
-    python -m rag_assets.defs.instance_bench [--partitions 10000] [--materialized 2000]
-                                             [--postgres-url postgresql://user@127.0.0.1:5432/empty_db]
+    python -m rag_assets.benchmarking.dagster_instance [--partitions 10000] [--materialized 2000]
+                                                       [--postgres-url postgresql://user@127.0.0.1:5432/empty_db]
 
 Per backend, in a new instance (SQLite in a temporary DAGSTER_HOME; PostgreSQL in the
 database named, which must be empty): adding the partitions in one call (as `ingest`
@@ -26,7 +26,7 @@ from typing import Callable, TypeVar
 
 from dagster import AssetMaterialization, Definitions, DynamicPartitionsDefinition, asset
 
-from rag_assets.defs.instance import open_instance
+from rag_assets.orchestration.instance import open_instance
 from rag_assets.settings import load_settings
 
 documents = DynamicPartitionsDefinition(name="bench_documents")

@@ -10,7 +10,7 @@ import yaml
 from dagster import DynamicPartitionsDefinition, asset, materialize
 from pydantic import ValidationError
 
-from rag_assets.defs.instance import HEADER, open_instance
+from rag_assets.orchestration.instance import HEADER, open_instance
 from rag_assets.settings import load_settings
 from rag_assets_tests.support.stores import make_settings
 
