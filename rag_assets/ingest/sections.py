@@ -215,6 +215,57 @@ def _table_lines(
     return lines
 
 
+# A paragraph or list item the layout cut where a line, a column or a page ended: it ends on no
+# closing mark, and the next paragraph opens in lower case ("… Toutefois, nous" / "conservons la
+# possibilité d'exercer un recours"). Read as two, each half is a sentence of its own.
+_CLOSED = re.compile(r"[.!?:;…»)\]]\s*$")
+_LOWER_START = re.compile(r"^[a-zà-öø-ÿ]")
+_HYPHENATED = re.compile(r"[a-zà-öø-ÿ]-$")
+
+
+def _continues(previous: Block | None, block: Block) -> bool:
+    return (
+        previous is not None
+        and previous.kind in ("text", "list")
+        and block.kind == "text"
+        and not _CLOSED.search(previous.text)
+        and bool(_LOWER_START.match(block.text))
+    )
+
+
+def _joined(previous: Block, block: Block) -> Block:
+    """One block of two, a word hyphenated at the cut made whole ("fonctionne-" "ment")."""
+    if _HYPHENATED.search(previous.text):
+        head, by = previous.text[:-1], len(previous.text) - 1
+    else:
+        head, by = previous.text + " ", len(previous.text) + 1
+    return Block(
+        previous.kind,
+        head + block.text,
+        previous.refs + block.refs,
+        sorted(set(previous.pages) | set(block.pages)),
+        lines=shifted(previous.lines, 0, len(head.rstrip())) + shifted(block.lines, by),
+    )
+
+
+def _joined_continuations(events):
+    """The events of `_blocks_and_headings`, a block the layout cut mid-sentence joined again."""
+    pending: Block | None = None
+    for event in events:
+        if event[0] == "block" and _continues(pending, event[1]):
+            pending = _joined(pending, event[1])
+            continue
+        if pending is not None:
+            yield ("block", pending)
+            pending = None
+        if event[0] == "block":
+            pending = event[1]
+        else:
+            yield event
+    if pending is not None:
+        yield ("block", pending)
+
+
 def _blocks_and_headings(document: DoclingDocument, layout: PdfText | None = None):
     """Yield ("heading", level, text) and ("block", Block) in reading order; with ``layout``,
     each block knows its lines."""
@@ -376,7 +427,10 @@ def build_parents(
             sections.append(([h for _, h in headings], current, current_tokens))
         current, current_tokens = [], 0
 
-    for event in _blocks_and_headings(document, layout):
+    records = any((group.name or "").startswith("record:") for group in document.groups)
+    events = _blocks_and_headings(document, layout)
+    # records are separate texts, whatever their punctuation
+    for event in events if records else _joined_continuations(events):
         if event[0] == "heading":
             _, level, text = event
             close()
@@ -389,7 +443,6 @@ def build_parents(
         current.append(block)
         current_tokens += tokens
     close()
-    records = any((group.name or "").startswith("record:") for group in document.groups)
     if min_tokens and not records:
         sections = _merge_short_sections(sections, min_tokens, max_tokens)
 

@@ -197,3 +197,39 @@ def test_a_table_title_heading_no_table_adopts_stays_a_heading():
     assert "Formule PJ 2" not in paths and any("Formule PJ 2" in p.text for p in parents)
     [table] = [b for p in parents for b in p.blocks if b.kind == "table"]
     assert table.caption == "Tableau 2 – Rentes"
+
+
+def test_a_paragraph_the_layout_cut_mid_sentence_is_joined_again():
+    from rag_assets.ingest.sections import Block, _joined_continuations
+
+    def block(kind, text, lines=()):
+        return ("block", Block(kind, text, [f"#/texts/{text[:3]}"], [1], lines=[list(line) for line in lines]))
+
+    events = [
+        block("list", "● de l'usage de drogues non médi-", [(0, 33, 1, 0, 0, 9, 1)]),
+        block("text", "calement prescrits,", [(0, 19, 1, 0, 2, 9, 3)]),
+        block("text", "ou de l'ivresse.", [(0, 16, 2, 0, 0, 9, 1)]),
+        block("text", "Nous ne garantissons pas"),
+        ("heading", 2, "Article 3"),
+        block("text", "les dommages intentionnels."),
+        block("text", "Une phrase finie."),
+        block("text", "une autre qui commence en minuscule."),
+    ]
+    out = list(_joined_continuations(iter(events)))
+    kinds = [(e[0], e[1].text if e[0] == "block" else e[2]) for e in out]
+    assert kinds == [
+        # a hyphenated word made whole, the next line joined with a space, pages and refs kept
+        ("block", "● de l'usage de drogues non médicalement prescrits, ou de l'ivresse."),
+        # a heading between them: not the same paragraph
+        ("block", "Nous ne garantissons pas"),
+        ("heading", "Article 3"),
+        ("block", "les dommages intentionnels."),
+        # a sentence that closed is not continued, whatever the case of the next
+        ("block", "Une phrase finie."),
+        ("block", "une autre qui commence en minuscule."),
+    ]
+    joined = out[0][1]
+    assert joined.kind == "list" and joined.pages == [1] and len(joined.refs) == 3
+    # each line's offsets point at its words in the joined text
+    starts = [joined.text[start:end] for start, end, *_ in joined.lines]
+    assert starts == ["● de l'usage de drogues non médi", "calement prescrits,", "ou de l'ivresse."]
