@@ -35,6 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("demo", help="ingest the sample corpus and run two searches")
     p.set_defaults(func=cmd_demo)
 
+    from rag_assets.commands.adapt import add_adapt_parser
     from rag_assets.commands.ask import add_ask_parser
     from rag_assets.commands.bench import add_bench_parser
     from rag_assets.commands.evaluate import add_eval_parser
@@ -44,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     add_eval_parser(sub)
     add_bench_parser(sub)
     add_study_parsers(sub)
+    add_adapt_parser(sub)
 
     args = parser.parse_args(argv)
     settings = load_settings()
