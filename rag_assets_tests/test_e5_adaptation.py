@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from rag_assets import e5_adaptation
+from rag_assets import cli, e5_adaptation
 from rag_assets.e5_adaptation import Pair
 
 ARTICLE = """# Article L999-1
@@ -56,19 +56,26 @@ def test_a_definition_announcing_a_list_takes_the_items():
     assert "contrôle de manière exclusive" in definition.passage
 
 
-def test_articles_an_evaluation_set_cites_are_left_out(tmp_path):
+CITED = f"{e5_adaptation.CORPUS}/01. Partie/Article L999-1 - 1.md"
+
+
+def _corpora(tmp_path):
+    """Two articles (one cited by a question set) and the corpus's README."""
     corpus = tmp_path / "corpora" / e5_adaptation.CORPUS / "01. Partie"
     corpus.mkdir(parents=True)
     (corpus / "Article L999-1 - 1.md").write_text(ARTICLE, encoding="utf-8")
     (corpus / "Article R999-2 - 2.md").write_text(LIST_DEFINITION, encoding="utf-8")
     (corpus.parent / "SOURCE-README.md").write_text("# Code des assurances\n\nCe dépôt contient le code.\n")
     questions = tmp_path / "golden.jsonl"
-    cited = f"{e5_adaptation.CORPUS}/01. Partie/Article L999-1 - 1.md"
-    questions.write_text(json.dumps({"id": "q", "evidence": [{"document": cited, "quote": "x"}]}) + "\n\n")
+    questions.write_text(json.dumps({"id": "q", "evidence": [{"document": CITED, "quote": "x"}]}) + "\n\n")
+    return tmp_path / "corpora", questions
 
+
+def test_articles_an_evaluation_set_cites_are_left_out(tmp_path):
+    corpora, questions = _corpora(tmp_path)
     excluded = e5_adaptation.cited_documents([questions])
-    pairs, articles = e5_adaptation.corpus_pairs(tmp_path / "corpora", excluded)
-    assert excluded == {cited} and articles == 1
+    pairs, articles = e5_adaptation.corpus_pairs(corpora, excluded)
+    assert excluded == {CITED} and articles == 1
     assert pairs and {p.source for p in pairs} == {f"{e5_adaptation.CORPUS}/01. Partie/Article R999-2 - 2.md"}
 
 
@@ -85,3 +92,11 @@ def test_a_batch_never_holds_two_pairs_of_one_article():
     assert sorted(p.query for b in batches for p in b) == sorted(p.query for p in pairs)
     for batch in batches:
         assert 2 <= len(batch) <= 4 and len({p.source for p in batch}) == len(batch)
+
+
+def test_the_command_counts_the_pairs_without_training(tmp_path, capsys):
+    corpora, questions = _corpora(tmp_path)
+    argv = ["adapt-embedder", "--corpora", str(corpora), "--exclude", str(questions), "--dry-run"]
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "1 articles (1 cited documents left out)" in out and "[definition] 'entreprise mère'" in out
