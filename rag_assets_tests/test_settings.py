@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from rag_assets.document_budget import Budget
 from rag_assets.object_store import ObjectStore
 from rag_assets.retrieve.fusion import Fusion
 from rag_assets.settings import PROJECT_ROOT, Settings, load_settings
@@ -31,6 +32,9 @@ VARIABLES = [
     "RAG_ASSETS_S3_ENDPOINT",
     "RAG_ASSETS_S3_SECRET_ACCESS_KEY",
     "RAG_ASSETS_DEFAULT_GROUPS",
+    "RAG_ASSETS_MAX_PAGES",
+    "RAG_ASSETS_MAX_TOKENS",
+    "RAG_ASSETS_MEMORY_PLATEAU_FRACTION",
 ]
 
 
@@ -53,11 +57,20 @@ def test_defaults(env):
     assert (settings.child_max_tokens, settings.candidates_per_engine) == (400, 40)
     assert Fusion.parse(settings.fusion).spec() == settings.fusion
     assert settings.default_groups == ["public"]  # the sample corpus relies on it
+    assert settings.budget == Budget() and settings.budget.max_pages == 2000
 
 
 def test_default_groups_are_comma_separated(env):
     env.setenv("RAG_ASSETS_DEFAULT_GROUPS", "claims, underwriting")
     assert load_settings().default_groups == ["claims", "underwriting"]
+
+
+def test_each_limit_of_the_budget_has_its_own_variable(env):
+    env.setenv("RAG_ASSETS_MAX_PAGES", "20")
+    env.setenv("RAG_ASSETS_MAX_TOKENS", "")
+    budget = load_settings().budget
+    assert (budget.max_pages, budget.max_tokens) == (20, Budget().max_tokens)
+    assert Settings(budget={"max_pages": 3}).budget.max_pages == 3  # given outright, over the environment
 
 
 def test_variables_are_read_typed_and_empty_means_unset(env, tmp_path, monkeypatch):
@@ -85,6 +98,8 @@ def test_variables_are_read_typed_and_empty_means_unset(env, tmp_path, monkeypat
         ("RAG_ASSETS_LLM_MULTIMODAL", "perhaps"),
         ("RAG_ASSETS_DEFAULT_GROUPS", "claims,,"),
         ("RAG_ASSETS_DEFAULT_GROUPS", " "),
+        ("RAG_ASSETS_MAX_PAGES", "0"),
+        ("RAG_ASSETS_MEMORY_PLATEAU_FRACTION", "1.5"),
     ],
 )
 def test_bad_values_are_refused(env, variable, value):

@@ -108,7 +108,7 @@ _LIST_SEPARATOR = re.compile(r"\s*(?:,|\bet\b|\bou\b|/|;)\s*")
 @dataclass
 class Premise:
     kind: str  # figure-absent | figure-contradicted | name-absent | guarantee-not-included | none-such | excluded
-    # | condition-not-met | restricted
+    # | condition-not-met | restricted | waiting-period
     claim: str  # what the question states: "250 €", "formule Initiale"
     found: list[str] = field(default_factory=list)  # what the sources give instead
     source_id: str | None = None  # the source that gives it
@@ -562,6 +562,58 @@ def condition_premises(
     return []
 
 
+# how long the reader has held the cover: "souscrit il y a quatre mois", "assuré depuis 3 mois"
+_ELAPSED = re.compile(
+    r"(?:\bil y a|\bdepuis|\bça fait|\bcela fait|\bvoilà)\s+(?:seulement\s+|à peine\s+|juste\s+)?$", re.IGNORECASE
+)
+# a waiting period before the cover applies
+_WAITING = re.compile(r"\bd[ée]lais? d['’]attente\b|\bd[ée]lais? de carence\b|\bcarences?\b|\bstage\b", re.IGNORECASE)
+WAITING_SHARED = 1  # question terms a waiting period's own words must write when the passage sets several
+
+
+def waiting_premises(
+    question: str, answering: list[tuple[str, str, str]], sub_question: int | None = None
+) -> list[Premise]:
+    """The reader has held the cover for less time than the waiting period the answering passage
+    sets ("j'ai ajouté la garantie il y a quatre mois" against "le délai d'attente est de 6 mois
+    pour les maladies suivantes : … hernie discale"): said first, citing the period. When the
+    passage sets several periods, the one whose own words write the reader's case
+    (`WAITING_SHARED` of the question's terms) decides. `answering`: (source id, name, passage)."""
+    from rag_assets.answering.bands import _value
+    from rag_assets.retrieve.query import analyze, content_terms
+
+    elapsed = [
+        value
+        for f in figures(question)
+        if f.kind == DURATION
+        and _ELAPSED.search(question[max(0, f.start - 25) : f.start])
+        and (value := _value(f)) is not None
+    ]
+    if not elapsed or not answering:
+        return []
+    held = min(elapsed)
+    asked = {t for t in content_terms(question) if not t.isdigit()}
+    for source_id, name, passage in answering[:1]:
+        if not (_WAITING.search(passage) or _WAITING.search(name or "")):
+            continue  # the period's heading ("Délai d'attente") may say what the list is
+        periods = []
+        for said in re.split(r"(?<=[.!?;])\s+|\s+(?=[-–•●·]\s)", passage):
+            durations = [v for f in figures(said) if f.kind == DURATION and (v := _value(f)) is not None]
+            if durations:
+                shared = sum(_writes(t, set(analyze(said))) for t in asked)
+                periods.append((said.strip(), max(durations), shared))
+        if len(periods) > 1:
+            periods = [p for p in periods if p[2] >= WAITING_SHARED]
+        for said, period, _ in periods:
+            if held < period:
+                message = (
+                    "La situation décrite ne remplit pas une condition de la source : le délai d'attente n'est "
+                    f"pas écoulé : « {said[:240]} » ({name})."
+                )
+                return [Premise("waiting-period", question, [said], source_id, name, sub_question, message)]
+    return []
+
+
 # what a comparison table's cell says when its column's variant does not have the guarantee
 _NO_CELL = re.compile(
     r"^(?:non|no|[-–—]|exclue?s?|non (?:garantie?s?|couverte?s?|incluse?s?|prévue?s?)|néant)$", re.IGNORECASE
@@ -770,6 +822,7 @@ def check_premises(question: str, subs, registry, extractive, asked: str = "") -
         )
         shown = [a[:3] for a in answering]
         premises += condition_premises(text, shown, index)
+        premises += waiting_premises(sub.text, shown, index)
         premises += restriction_premises(text, shown, index)
         premises += exclusion_premises(
             text,

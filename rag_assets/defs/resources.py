@@ -3,21 +3,27 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dagster import ConfigurableResource
+from dagster import Config, ConfigurableResource
 
+from rag_assets.document_budget import Budget
 from rag_assets.settings import Settings, load_settings
+
+
+class BudgetConfig(Budget, Config):
+    """A document's budget as Dagster config: the fields and constraints of Budget."""
 
 
 class KnowledgeStoreResource(ConfigurableResource):
     """Where the knowledge store lives, which embedder builds it, the size limit of a
-    source file and the time limit of its conversion; empty/0 = environment defaults."""
+    source file, the time limit of its conversion and a document's budget; empty/0/None =
+    environment defaults."""
 
     store: str = ""
     embedder: str = ""
     max_file_bytes: int = 0
     convert_timeout_s: float = 0.0
-    # a document's budget and the link policy (Settings field -> value); empty = environment
-    limits: dict[str, float] = {}
+    budget: BudgetConfig | None = None
+    follow_links_inside: bool | None = None
     default_groups: list[str] = []  # who reads a document no sidecar gives groups; empty = environment
 
     def settings(self) -> Settings:
@@ -33,6 +39,8 @@ class KnowledgeStoreResource(ConfigurableResource):
             changes["convert_timeout_s"] = self.convert_timeout_s
         if self.default_groups:
             changes["default_groups"] = list(self.default_groups)
-        # config holds numbers; each limit back to its field's type
-        changes.update({name: type(getattr(settings, name))(value) for name, value in self.limits.items()})
+        if self.budget is not None:  # a plain Budget: the conversion process need not import Dagster
+            changes["budget"] = Budget(**self.budget.model_dump())
+        if self.follow_links_inside is not None:
+            changes["follow_links_inside"] = self.follow_links_inside
         return settings.model_copy(update=changes)

@@ -39,13 +39,14 @@ answer_summary.py and the run folder is written by answer_reporting.py.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
+
+from pydantic import BaseModel, ConfigDict
 
 from rag_assets.evaluation import metrics as m
 from rag_assets.evaluation import provenance, reporting, targets
@@ -67,10 +68,11 @@ SUBSETS: dict[str, dict[str, tuple[str, ...]]] = {
 EVIDENCE_SAMPLE = 5  # questions whose highlighted evidence pages a run keeps
 
 
-@dataclass
-class AnswerEvalOptions:
+class AnswerEvalOptions(BaseModel):
     """The answer evaluation's options: the CLI's flags and the Dagster asset's run config
-    (its schema is generated from these fields)."""
+    (rag_assets/defs/evaluation/answers.py: AnswerEvalConfig)."""
+
+    model_config = ConfigDict(extra="forbid")
 
     answerer: str = "configured"  # configured (settings; extractive when none) | extractive | gguf
     gguf: str = ""  # answerer=gguf: the GGUF file (default $RAG_ASSETS_LLM_GGUF)
@@ -292,7 +294,7 @@ def evaluate_answers(
             if options.judge_base_url
             else None,
         },
-        "options": dataclasses.asdict(options),
+        "options": options.model_dump(),
         "versions": {
             "code": provenance.code_version(),
             "index": provenance.index_stamps(kb, latest_materialization),

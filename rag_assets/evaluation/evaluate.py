@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict
 
 from rag_assets.embedding import get_embedder
 from rag_assets.evaluation import context as context_mod
@@ -33,10 +34,11 @@ from rag_assets.settings import Settings
 from rag_assets.store import KnowledgeStore
 
 
-@dataclass
-class EvalOptions:
+class EvalOptions(BaseModel):
     """The options of an evaluation run: the CLI's flags, the Dagster asset's run config
-    (its schema is generated from these fields) and evaluate()'s argument."""
+    (rag_assets/defs/evaluation/assets.py: EvalConfig) and evaluate()'s argument."""
+
+    model_config = ConfigDict(extra="forbid")
 
     queries: int = 0  # benchmarks: evaluate a slice of this many queries (0 = all)
     distractors: int = 0  # slice: documents added besides the judged ones

@@ -17,7 +17,7 @@ import datetime as dt
 from pathlib import Path
 
 from rag_assets.errors import BudgetExceeded
-from rag_assets.parsing.budget import PAGES_IN_FLIGHT, Budget
+from rag_assets.parsing.budget import PAGES_IN_FLIGHT
 from rag_assets.store import KnowledgeStore, read_json, write_json_atomic
 from rag_assets.versions import CODE_VERSIONS
 
@@ -28,7 +28,7 @@ def budget_of(settings) -> dict:
     """Every limit a conversion ran under, and the code that ran: a change to any of them is a
     reason to try again."""
     return {
-        **Budget.of(settings).to_dict(),
+        **settings.budget.model_dump(),
         "convert_timeout_s": settings.convert_timeout_s,
         "pages_in_flight": PAGES_IN_FLIGHT,
         "code_version": CODE_VERSIONS["docling_document"],

@@ -31,7 +31,7 @@ from rag_assets.ingest.boxes import PdfText
 from rag_assets.ingest.chunking import ParentChunker
 from rag_assets.ingest.sections import Parent, build_parents, picture_text
 from rag_assets.ingest.sources import document_version, ingest_source, metadata_top
-from rag_assets.parsing.budget import Budget, check_tokens
+from rag_assets.parsing.budget import check_tokens
 from rag_assets.parsing.convert import convert_and_save_with_limit, load_document
 from rag_assets.settings import Settings
 from rag_assets.store import KnowledgeStore, read_json, write_json_atomic
@@ -145,7 +145,7 @@ def run_docling_document(settings: Settings, document_id: str) -> StageResult:
             store.docling_dir(document_id),
             provenance,
             settings.convert_timeout_s,
-            budget=Budget.of(settings),
+            budget=settings.budget,
         )
     except BudgetExceeded as exc:
         refusals.record_refusal(store, document_id, record.sha256, settings, exc)
@@ -347,7 +347,7 @@ def run_children(settings: Settings, document_id: str) -> StageResult:
         children.extend(chunker.chunk(parent, title=title))
     tokens = sum(c.token_count for c in children)
     try:  # what embedding will cost, bounded before anything is embedded; a refusal is remembered
-        check_tokens(tokens, record.file_name, Budget.of(settings))
+        check_tokens(tokens, record.file_name, settings.budget)
     except BudgetExceeded as exc:
         refusals.record_refusal(store, document_id, record.sha256, settings, exc)
         raise

@@ -4,7 +4,6 @@ evaluation asset (retrieval or answers), which only reads the store."""
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -12,7 +11,7 @@ from typing import Callable
 from dagster import DagsterInstance, Definitions, define_asset_job
 
 from rag_assets.dagster_records import failure_message, plain_metadata
-from rag_assets.defs.evaluation.assets import collection, corpus_for, options_config
+from rag_assets.defs.evaluation.assets import collection, corpus_for
 from rag_assets.defs.ingestion.jobs import run_withdrawal
 from rag_assets.defs.ingestion.stage_jobs import RUN_JOB_NAME
 from rag_assets.evaluation import targets
@@ -46,7 +45,7 @@ def run_evaluation(
     corpus = corpus_for(name, label, settings.embedder)
     resource = corpus.resource(stores_root, settings.embedder)
     outcomes = [] if options.store else build_corpus_store(corpus, resource.settings(), instance, log)
-    return materialize(corpus, corpus.evaluation, options_config(options), resource, instance, outcomes)
+    return materialize(corpus, corpus.evaluation, options.model_dump(), resource, instance, outcomes)
 
 
 def run_answer_evaluation(
@@ -64,7 +63,7 @@ def run_answer_evaluation(
         return EvaluationRun(False, "", message=f"{name}: no question carries an expected answer")
     resource = corpus.resource(stores_root, settings.embedder)
     outcomes = [] if options.store else build_corpus_store(corpus, resource.settings(), instance, log)
-    return materialize(corpus, corpus.answers, dataclasses.asdict(options), resource, instance, outcomes)
+    return materialize(corpus, corpus.answers, options.model_dump(), resource, instance, outcomes)
 
 
 def build_corpus_store(

@@ -20,9 +20,9 @@ Characters do not bound what embedding costs (a 9.9 M-character Markdown is 2.4 
 tokenizer before anything is embedded, are held to RAG_ASSETS_MAX_TOKENS (the children stage,
 rag_assets/ingest/stages.py).
 
-Every limit is a setting (rag_assets/settings.py, docs/settings.md); exceeding one raises
-BudgetExceeded, which the ingest records so that the same bytes under the same budget are
-refused at once next time (rag_assets/ingest/refusals.py).
+Every limit is a field of Budget (rag_assets/document_budget.py) and a setting (docs/settings.md);
+exceeding one raises BudgetExceeded, which the ingest records so that the same bytes under the
+same budget are refused at once next time (rag_assets/ingest/refusals.py).
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ import math
 import re
 import resource
 import zipfile
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from rag_assets.document_budget import Budget
 from rag_assets.errors import BudgetExceeded
 
 # PDF pages buffered between two conversion stages. Docling's default (100) lets page
@@ -42,44 +42,11 @@ from rag_assets.errors import BudgetExceeded
 # batch (4) in flight it peaks at 2.3 GB in the same time.
 PAGES_IN_FLIGHT = 4
 
-VARIABLES = {
-    "max_pages": "RAG_ASSETS_MAX_PAGES",
-    "max_page_pt": "RAG_ASSETS_MAX_PAGE_PT",
-    "max_characters": "RAG_ASSETS_MAX_CHARACTERS",
-    "max_archive_ratio": "RAG_ASSETS_MAX_ARCHIVE_RATIO",
-    "max_memory_mb": "RAG_ASSETS_MAX_MEMORY_MB",
-    "memory_plateau_fraction": "RAG_ASSETS_MEMORY_PLATEAU_FRACTION",
-    "memory_plateau_s": "RAG_ASSETS_MEMORY_PLATEAU_S",
-    "max_tokens": "RAG_ASSETS_MAX_TOKENS",
-}
+# the variable each limit is read from (rag_assets/settings.py), named in a refusal's message
+VARIABLES = {name: f"RAG_ASSETS_{name.upper()}" for name in Budget.model_fields}
 TEXT_SUFFIXES = {".md", ".markdown"}  # formats whose file is their text: counted before converting
 ARCHIVE_SUFFIXES = {".docx", ".pptx"}
 _MIB = 1024 * 1024
-
-
-@dataclass(frozen=True)
-class Budget:
-    max_pages: int = 2000
-    max_page_pt: float = 5000.0
-    max_characters: int = 10_000_000
-    max_archive_ratio: float = 100.0
-    max_memory_mb: int = 4096
-    memory_plateau_fraction: float = 0.8
-    memory_plateau_s: float = 120.0
-    max_tokens: int = 1_000_000
-
-    @classmethod
-    def of(cls, settings) -> "Budget":
-        return cls(**{name: getattr(settings, name) for name in VARIABLES})
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @property
-    def hard_memory_bytes(self) -> int:
-        """RLIMIT_DATA of the conversion process: the limit plus headroom for the parent to
-        see the growth and stop it first (so the message can say which limit it was)."""
-        return int((self.max_memory_mb + max(512, self.max_memory_mb / 4)) * _MIB)
 
 
 def _exceeded(name: str, setting: str, limit: float, value: float, reason: str) -> BudgetExceeded:

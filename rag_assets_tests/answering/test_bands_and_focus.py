@@ -185,3 +185,31 @@ def test_a_coverage_question_whose_situation_the_answer_restricts_is_flagged():
         )
         == []
     )
+
+
+def test_a_waiting_period_the_readers_cover_has_not_yet_run_is_flagged():
+    from rag_assets.answering.premises import waiting_premises
+
+    question = (
+        "J'ai souscrit la garantie il y a quatre mois et je dois être opéré d'une hernie discale. Suis-je couvert ?"
+    )
+    listed = (
+        "- aucun délai en cas d'accident ; - 3 mois pour les autres maladies ; "
+        "- 6 mois dans le cas des maladies suivantes : lumbago, sciatique, hernie discale."
+    )
+    # the period is named by the passage's heading; of several, the one writing the reader's case decides
+    [premise] = waiting_premises(question, [("S1", "Garantie hospitalisation, Délai d'attente", listed)])
+    assert premise.kind == "waiting-period" and "hernie discale" in premise.found[0]
+    # held for longer than the period, or a passage that sets no waiting period: nothing to say
+    longer = question.replace("quatre mois", "huit mois")
+    assert waiting_premises(longer, [("S1", "Garantie hospitalisation, Délai d'attente", listed)]) == []
+    assert waiting_premises(question, [("S1", "Plafonds", "La garantie est plafonnée à 6 mois d'indemnités.")]) == []
+    # one period alone decides whatever it writes; a duration that is no time held sets nothing
+    single = "Pour les litiges de voisinage, la garantie joue après un délai de carence d'un an."
+    assert waiting_premises(
+        "J'ai souscrit il y a six mois ; mon voisin me fait un procès, suis-je couvert ?",
+        [("S1", "Protection juridique", single)],
+    )
+    assert (
+        waiting_premises("Mon arrêt dure six mois ; suis-je couvert ?", [("S1", "Protection juridique", single)]) == []
+    )

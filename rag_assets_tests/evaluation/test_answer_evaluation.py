@@ -5,14 +5,22 @@ on the sample store built through Dagster, `golden-sample/answer_evaluation` mat
 in a real instance and printed by the CLI."""
 
 import argparse
-import dataclasses
 
 import polars as pl
 import pytest
-from dagster import AssetKey, DefaultScheduleStatus, RunRequest, SkipReason, build_schedule_context
+from dagster import (
+    AssetKey,
+    DefaultScheduleStatus,
+    Definitions,
+    RunRequest,
+    SkipReason,
+    build_schedule_context,
+    define_asset_job,
+    validate_run_config,
+)
 
 from rag_assets.commands.evaluate import add_eval_parser, answer_options
-from rag_assets.defs.evaluation.answers import answer_options_schema, nightly_request
+from rag_assets.defs.evaluation.answers import nightly_request
 from rag_assets.defs.evaluation.assets import CORPORA, nightly_local_model_answers
 from rag_assets.evaluation import answer_reporting, targets
 from rag_assets.evaluation.answer_scoring import answer_head, expected_of
@@ -45,7 +53,6 @@ def test_golden_sets_with_answers_get_an_answer_evaluation_on_their_corpus():
 
 
 def test_one_options_type_for_the_cli_the_asset_and_evaluate_answers(tmp_path):
-    assert set(answer_options_schema()) == {f.name for f in dataclasses.fields(AnswerEvalOptions)}
     args = _cli_args(
         [
             "eval",
@@ -62,6 +69,15 @@ def test_one_options_type_for_the_cli_the_asset_and_evaluate_answers(tmp_path):
     options = answer_options(args, tmp_path / "runs")
     assert isinstance(options, AnswerEvalOptions)
     assert (options.answerer, options.subset, options.store) == ("gguf", "local-nightly", str(tmp_path.resolve()))
+    # the asset's run config is AnswerEvalOptions: what the CLI passes is validated by Dagster as such
+    corpus = CORPORA["golden-insurance"]
+    job = Definitions(
+        assets=corpus.assets,
+        resources={corpus.resource_key: corpus.resource()},
+        jobs=[define_asset_job("answers", selection=[corpus.answers.key])],
+    ).resolve_job_def("answers")
+    config = {"ops": {corpus.answers.op.name: {"config": options.model_dump()}}}
+    assert validate_run_config(job, config)["ops"][corpus.answers.op.name]["config"] == options.model_dump()
 
 
 def test_the_nightly_subset_has_twenty_questions_or_more_with_traps_of_every_kind():

@@ -9,10 +9,19 @@ import shutil
 
 import pandas as pd
 import pytest
-from dagster import AssetKey, DagsterInstance, DefaultScheduleStatus, RunRequest, build_schedule_context
+from dagster import (
+    AssetKey,
+    DagsterInstance,
+    DefaultScheduleStatus,
+    Definitions,
+    RunRequest,
+    build_schedule_context,
+    define_asset_job,
+    validate_run_config,
+)
 
 from rag_assets.commands.evaluate import add_eval_parser, eval_options
-from rag_assets.defs.evaluation.assets import CORPORA, nightly_benchmarks, options_schema
+from rag_assets.defs.evaluation.assets import CORPORA, nightly_benchmarks
 from rag_assets.defs.ingestion.assets import STAGES
 from rag_assets.evaluation import reporting, targets
 from rag_assets.evaluation.ablation import ablation
@@ -45,12 +54,20 @@ def test_each_corpus_is_its_own_graph_downstream_to_its_evaluation():
 
 
 def test_one_options_type_for_the_cli_the_asset_and_evaluate():
-    assert set(options_schema()) == {f.name for f in dataclasses.fields(EvalOptions)}
     parser = argparse.ArgumentParser()
     add_eval_parser(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["eval", "scifact", "--queries", "5", "--no-reference"])
     options = eval_options(args, targets.runs_root())
     assert isinstance(options, EvalOptions) and options.queries == 5 and options.reference is False
+    # the asset's run config is EvalOptions: what the CLI passes is validated by Dagster as such
+    corpus = CORPORA["scifact"]
+    job = Definitions(
+        assets=corpus.assets,
+        resources={corpus.resource_key: corpus.resource()},
+        jobs=[define_asset_job("evaluate", selection=[corpus.evaluation_key])],
+    ).resolve_job_def("evaluate")
+    config = {"ops": {corpus.evaluation.op.name: {"config": options.model_dump()}}}
+    assert validate_run_config(job, config)["ops"][corpus.evaluation.op.name]["config"] == options.model_dump()
 
 
 def test_nightly_schedule_refreshes_the_benchmarks():

@@ -14,8 +14,9 @@ import time
 import pytest
 
 from rag_assets.commands.ingest import summary_lines
+from rag_assets.document_budget import Budget
 from rag_assets.errors import BudgetExceeded
-from rag_assets.parsing.budget import Budget, check_before_conversion, check_tokens, is_memory_failure
+from rag_assets.parsing.budget import check_before_conversion, check_tokens, is_memory_failure
 from rag_assets.settings import SAMPLES_DIR
 from rag_assets_tests.security.hostile_files import (
     MB,
@@ -42,6 +43,10 @@ EXPECTED = {  # file -> what its refusal says (limit and value)
     "ligne.md": r"ligne\.md: document has 20,971,5\d\d characters of text, over the 10,000,000-character limit "
     r"\(RAG_ASSETS_MAX_CHARACTERS\)",
 }
+
+
+def _with_limit(settings, **limits):
+    return settings.model_copy(update={"budget": settings.budget.model_copy(update=limits)})
 
 
 # -- the checks themselves (no Dagster, small files) ----------------------------------------------
@@ -160,7 +165,7 @@ def test_a_refusal_is_not_tried_again_until_the_file_or_the_budget_changes(budge
     assert record.exists()
 
     # another budget: tried again (and refused by the new limit)
-    [docx] = ingest([docs / "bombe.docx"], settings.model_copy(update={"max_archive_ratio": 150}), instance)
+    [docx] = ingest([docs / "bombe.docx"], _with_limit(settings, max_archive_ratio=150), instance)
     assert docx.status == "refused" and "over the 150× expansion limit" in docx.message
     # other bytes: tried again
     giant_page_pdf(docs / "page-geante.pdf", side_pt=14000)
@@ -206,7 +211,7 @@ def test_memory_over_its_limit_stops_the_conversion(budget_store):
     nested_html(folder / "imbrique.html")
     shutil.copy(SAMPLES_DIR / "note-interne-procedure.md", folder / "autre-note.md")
     started = time.monotonic()
-    outcomes = {o.path.name: o for o in ingest([folder], settings.model_copy(update={"max_memory_mb": 1200}), instance)}
+    outcomes = {o.path.name: o for o in ingest([folder], _with_limit(settings, max_memory_mb=1200), instance)}
     print(
         f"\nnested HTML + a note under a 1,200 MB limit: {time.monotonic() - started:.1f} s; "
         f"{_seconds(outcomes['imbrique.html'])}; {outcomes['imbrique.html'].message}"
@@ -244,7 +249,7 @@ def test_a_document_over_the_token_limit_is_refused_before_embedding(budget_stor
     folder.mkdir()
     long_markdown(folder / "long.md", characters=40_000)
     shutil.copy(SAMPLES_DIR / NORMAL, folder / NORMAL)
-    settings = settings.model_copy(update={"max_tokens": 5000})
+    settings = _with_limit(settings, max_tokens=5000)
     outcomes = {o.path.name: o for o in ingest([folder], settings, instance)}
     assert outcomes[NORMAL].status in ("indexed", "duplicate"), outcomes[NORMAL].message
     long = outcomes["long.md"]
@@ -262,7 +267,7 @@ def test_a_document_over_the_token_limit_is_refused_before_embedding(budget_stor
     assert again.status == "refused" and again.message == long.message
     assert [(s.stage, s.status) for s in again.stages] == [("children", "failed")]
     # a larger budget: tried again, and indexed
-    [larger] = ingest([folder / "long.md"], settings.model_copy(update={"max_tokens": 50_000}), instance)
+    [larger] = ingest([folder / "long.md"], _with_limit(settings, max_tokens=50_000), instance)
     assert larger.status == "indexed", larger.message
     assert not (settings.store / "documents" / long.document_id / "refused.json").exists()
 

@@ -39,7 +39,8 @@ def copies(tmp_path_factory):
     shutil.copy(SAMPLES_DIR / NORMAL, docs / NORMAL)
     for name in ("ligne.md", "aleatoire.docx", NORMAL):
         shutil.copy(docs / name, docs / f"une-copie-de-{name}")  # after its original, in name order
-    settings = make_settings(root).model_copy(update={"max_characters": 30_000})
+    settings = make_settings(root)
+    settings = settings.model_copy(update={"budget": settings.budget.model_copy(update={"max_characters": 30_000})})
     instance = open_instance(settings)
     outcomes = {o.path.name: o for o in ingest([docs], settings, instance)}
     yield settings, instance, docs, outcomes

@@ -20,6 +20,7 @@ from dagster import (
     AssetDep,
     AssetExecutionContext,
     AssetsDefinition,
+    Config,
     DataVersion,
     DefaultScheduleStatus,
     Failure,
@@ -34,12 +35,7 @@ from dagster import (
 )
 
 from rag_assets.dagster_records import failed_documents, latest_materialization
-from rag_assets.defs.evaluation.specs import (
-    EVALUATION_CONDITION,
-    GROUP,
-    INDEX_STAGES,
-    dataclass_schema,
-)
+from rag_assets.defs.evaluation.specs import EVALUATION_CONDITION, GROUP, INDEX_STAGES
 from rag_assets.defs.ingestion.assets import IngestionGraph
 from rag_assets.evaluation import provenance, targets
 from rag_assets.evaluation.answer_reporting import PLOTS, markdown_table
@@ -53,8 +49,8 @@ ANSWERS_VERSION = "1"
 NIGHTLY_SUBSET = "local-nightly"
 
 
-def answer_options_schema() -> dict:
-    return dataclass_schema(AnswerEvalOptions)
+class AnswerEvalConfig(AnswerEvalOptions, Config):
+    """The answer evaluation asset's run config: the fields of AnswerEvalOptions, declared there once."""
 
 
 def build_answer_evaluation(name: str, prefix: str, graph: IngestionGraph) -> AssetsDefinition:
@@ -66,21 +62,19 @@ def build_answer_evaluation(name: str, prefix: str, graph: IngestionGraph) -> As
         deps=[AssetDep(graph.key(stage), partition_mapping=AllPartitionMapping()) for stage in INDEX_STAGES],
         code_version=ANSWERS_VERSION,
         required_resource_keys={resource_key},
-        config_schema=answer_options_schema(),
         automation_condition=EVALUATION_CONDITION,
         description=f"Answers to {targets.describe(name)}: citation and answer correctness, numbers absent from "
         "the cited sources, withheld paragraphs, out-of-corpus refusals, false premises, latency, with "
         "95 % bootstrap CIs. Asks through the product's `ask`; reads the corpus's store only.",
     )
-    def answer_evaluation(context: AssetExecutionContext) -> MaterializeResult:
-        options = AnswerEvalOptions(**context.op_execution_context.op_config)
+    def answer_evaluation(context: AssetExecutionContext, config: AnswerEvalConfig) -> MaterializeResult:
         settings = getattr(context.resources, resource_key).settings()
-        store = Path(options.store).resolve() if options.store else settings.store
+        store = Path(config.store).resolve() if config.store else settings.store
         try:
             result = evaluate_answers(
                 name,
                 settings,
-                options,
+                config,
                 log=context.log.info,
                 failed_documents=failed_documents(context.instance, graph.step_keys, store),
                 latest_materialization=latest_materialization(context.instance, graph.key),

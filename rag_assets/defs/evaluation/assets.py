@@ -31,7 +31,6 @@ the corpus has settled (nothing upstream in progress). It only acts when a Dagst
 runs and skips with a reason when ``../shared`` is absent.
 """
 
-import dataclasses
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +42,7 @@ from dagster import (
     AssetExecutionContext,
     AssetKey,
     AssetsDefinition,
+    Config,
     DagsterInstance,
     DataVersion,
     DefaultScheduleStatus,
@@ -63,12 +63,7 @@ from dagster import (
 
 from rag_assets.dagster_records import failed_documents, latest_materialization, record_observations
 from rag_assets.defs.evaluation.answers import build_answer_evaluation, build_local_model_nightly
-from rag_assets.defs.evaluation.specs import (
-    EVALUATION_CONDITION,
-    GROUP,
-    INDEX_STAGES,
-    dataclass_schema,
-)
+from rag_assets.defs.evaluation.specs import EVALUATION_CONDITION, GROUP, INDEX_STAGES
 from rag_assets.defs.ingestion.assets import (
     IngestionGraph,
     build_ingestion_graph,
@@ -87,12 +82,8 @@ from rag_assets.store import KnowledgeStore, document_key_for
 EVALUATION = "retrieval_evaluation"
 
 
-def options_schema() -> dict:
-    return dataclass_schema(EvalOptions)
-
-
-def options_config(options: EvalOptions) -> dict:
-    return dataclasses.asdict(options)
+class EvalConfig(EvalOptions, Config):
+    """The evaluation asset's run config: the fields of EvalOptions, declared there once."""
 
 
 def _safe(text: str) -> str:
@@ -147,21 +138,19 @@ def build_corpus(name: str, label: str | None = None, embedder: str | None = Non
         deps=[AssetDep(graph.key(stage), partition_mapping=AllPartitionMapping()) for stage in INDEX_STAGES],
         code_version=provenance.EVALUATION_VERSION,
         required_resource_keys={resource_key},
-        config_schema=options_schema(),
         automation_condition=EVALUATION_CONDITION if label == name else None,
         description=f"Retrieval metrics of {targets.describe(name)} per engine (bm25, dense, hybrid RRF) with 95 % "
         "bootstrap CIs, paired tests, breakdowns and the context measure. Reads the corpus's store only.",
     )
-    def retrieval_evaluation(context: AssetExecutionContext) -> MaterializeResult:
-        options = EvalOptions(**context.op_execution_context.op_config)
+    def retrieval_evaluation(context: AssetExecutionContext, config: EvalConfig) -> MaterializeResult:
         settings = getattr(context.resources, resource_key).settings()
-        store = Path(options.store).resolve() if options.store else settings.store
+        store = Path(config.store).resolve() if config.store else settings.store
         failed = failed_documents(context.instance, graph.step_keys, store)
         try:
             result = evaluate(
                 name,
                 settings,
-                options,
+                config,
                 log=context.log.info,
                 latest_materialization=latest_materialization(context.instance, graph.key),
                 failed_documents=failed,

@@ -17,19 +17,6 @@ QUIET_CONSOLE = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 # The name `materialize()` gives its job: the UI shows these runs as plain materializations.
 RUN_JOB_NAME = "__ephemeral_asset_job__"
 
-# the settings a run's stages need beyond the resource's own fields
-BUDGET_FIELDS = (
-    "max_pages",
-    "max_page_pt",
-    "max_characters",
-    "max_archive_ratio",
-    "max_memory_mb",
-    "memory_plateau_fraction",
-    "memory_plateau_s",
-    "max_tokens",
-    "follow_links_inside",
-)
-
 
 def graph_for(settings: Settings, graph: IngestionGraph | None = None) -> IngestionGraph:
     """The graph given, else the product's (rebuilt when another embedder is configured:
@@ -52,7 +39,8 @@ def resource_fields(settings: Settings) -> dict[str, Any]:
         "max_file_bytes": settings.max_file_bytes,
         "convert_timeout_s": settings.convert_timeout_s,
         "default_groups": list(settings.default_groups),
-        "limits": {name: float(getattr(settings, name)) for name in BUDGET_FIELDS},
+        "budget": settings.budget.model_dump(),
+        "follow_links_inside": settings.follow_links_inside,
     }
 
 
