@@ -31,7 +31,16 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cache
 
-from rag_assets.answering.figures import DATE, DURATION, MONEY, PERCENT, Figure, figures, same_figure
+from rag_assets.answering.figures import (
+    DATE,
+    DURATION,
+    MONEY,
+    PERCENT,
+    Figure,
+    figure_value,
+    figures,
+    same_figure,
+)
 
 PREMISE_KINDS = (MONEY, PERCENT, DURATION, DATE)
 PASSAGES = 4  # passages read for the value the sources give (the answer shows fewer)
@@ -541,7 +550,6 @@ def waiting_premises(
     pour les maladies suivantes : … hernie discale"): said first, citing the period. When the
     passage sets several periods, the one whose own words write the reader's case
     (`WAITING_SHARED` of the question's terms) decides. `answering`: (source id, name, passage)."""
-    from rag_assets.answering.bands import _value
     from rag_assets.retrieve.query import analyze, content_terms
 
     elapsed = [
@@ -549,7 +557,7 @@ def waiting_premises(
         for f in figures(question)
         if f.kind == DURATION
         and _lexicon().elapsed.search(question[max(0, f.start - 25) : f.start])
-        and (value := _value(f)) is not None
+        and (value := figure_value(f)) is not None
     ]
     if not elapsed or not answering:
         return []
@@ -560,7 +568,7 @@ def waiting_premises(
             continue  # the period's heading ("Délai d'attente") may say what the list is
         periods = []
         for said in re.split(r"(?<=[.!?;])\s+|\s+(?=[-–•●·]\s)", passage):
-            durations = [v for f in figures(said) if f.kind == DURATION and (v := _value(f)) is not None]
+            durations = [v for f in figures(said) if f.kind == DURATION and (v := figure_value(f)) is not None]
             if durations:
                 shared = sum(_writes(t, set(analyze(said))) for t in asked)
                 periods.append((said.strip(), max(durations), shared))
