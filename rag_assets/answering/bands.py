@@ -20,9 +20,9 @@ from rag_assets.answering.figures import (
     NUMBER,
     PERCENT,
     Figure,
+    figure_value,
     figures,
     fold_keeping_positions,
-    to_decimal,
 )
 
 _BELOW = re.compile(
@@ -55,16 +55,6 @@ def _dimension(figure: Figure) -> str | None:
     return figure.kind if figure.kind in ("money", PERCENT, NUMBER) else None
 
 
-def _value(figure: Figure) -> Decimal | None:
-    """One reading of the figure (durations in days, the longest reading of "5.000"); None
-    for a date or a figure without a reading."""
-    if figure.kind == DURATION:
-        days = [Decimal(v) for d, v in figure.keys if d == "day"]
-        return min(days) if days else None  # "12 mois" is 360 days (or 365 as a year): the lower
-    readings = sorted(figure.values, key=len)
-    return to_decimal(readings[-1]) if readings and figure.kind != DATE else None
-
-
 def bands(text: str) -> list[Band]:
     """The bands written in `text` (a table cell, a row label or a column header)."""
     found = figures(text)
@@ -81,17 +71,17 @@ def bands(text: str) -> list[Band]:
             dimension = _dimension(nxt) if figure.kind == NUMBER else _dimension(figure)
             low = high = None
             if dimension and _dimension(nxt) == dimension:
-                low = _value(
+                low = figure_value(
                     figure
                     if figure.kind != NUMBER or nxt.kind == NUMBER
                     else Figure(figure.raw, nxt.kind, figure.values, nxt.unit)
                 )
-                high = _value(nxt)
+                high = figure_value(nxt)
             if low is not None and high is not None and low <= high:
                 out.append(Band(low, high, dimension))
                 used |= {i, i + 1}
                 continue
-        dimension, value = _dimension(figure), _value(figure)
+        dimension, value = _dimension(figure), figure_value(figure)
         if not dimension or value is None:
             continue
         if _BELOW.search(before):
@@ -118,7 +108,7 @@ def quantities(question: str) -> tuple[tuple[str, Decimal], ...]:
     not the "2" of "formule 2"."""
     out = []
     for figure in figures(question):
-        dimension, value = _dimension(figure), _value(figure)
+        dimension, value = _dimension(figure), figure_value(figure)
         if dimension and value is not None and (dimension != NUMBER or value >= 100):
             out.append((dimension, value))
     return tuple(out)

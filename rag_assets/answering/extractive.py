@@ -367,42 +367,54 @@ class ExtractiveAnswerer:
         return unit.text == other.text or (bool(a | b) and len(a & b) / len(a | b) >= NEAR_DUPLICATE)
 
     @staticmethod
+    def _with_followers(kept: list[Unit], followers_of, next_to_each: bool) -> list[Unit]:
+        """`kept` with the units `followers_of` gives for each kept unit, each shown once (a kept
+        unit is never added again): right after their unit (`next_to_each`), or after all of `kept`."""
+        out, shown = ([] if next_to_each else list(kept)), {id(u) for u in kept}
+        for unit in kept:
+            if next_to_each:
+                out.append(unit)
+            for follower in followers_of(unit):
+                if id(follower) not in shown:
+                    out.append(follower)
+                    shown.add(id(follower))
+        return out
+
+    @staticmethod
     def _with_announced(kept: list[Unit], units: list[Unit], position: dict[int, int], registry) -> list[Unit]:
         """Each kept sentence that ends in a colon followed by what it announces: the list items
         or table rows after it, in the same passage and under the same heading, up to the item
         that closes the list. "Fixé comme suit :" alone withholds the figures it introduces."""
-        out, shown = [], {id(u) for u in kept}
-        for unit in kept:
-            out.append(unit)
+
+        def announced(unit: Unit):
             if not unit.display.rstrip().endswith(":"):
-                continue
+                return
             parent = registry[unit.section_id].parent_id
             lead = unit.context
             for follower in units[position[id(unit)] + 1 : position[id(unit)] + 1 + ANNOUNCED_UNITS]:
                 if registry[follower.section_id].parent_id != parent or not follower.context.startswith(lead):
                     break  # another passage, or a heading between them
-                if id(follower) not in shown:
-                    out.append(follower)
-                    shown.add(id(follower))
+                yield follower
                 if follower.display.rstrip().endswith(".") and not follower.text.lstrip().startswith("|"):
                     break  # the item that closes the list
-        return out
+
+        return ExtractiveAnswerer._with_followers(kept, announced, next_to_each=True)
 
     @staticmethod
     def _with_figure_after(kept: list[Unit], units: list[Unit], position: dict[int, int]) -> list[Unit]:
         """Each kept sentence with the next one of its paragraph when that one holds a figure:
         a clause's amount or its condition often closes it in a sentence of its own ("… dans
         la limite de 500 €. Le véhicule doit être loué pour 72 h au plus.")."""
-        out, shown = list(kept), {id(u) for u in kept}
-        for unit in kept:
+
+        def figure_after(unit: Unit):
             at = position[id(unit)] + 1
             if unit.text.lstrip().startswith("|") or at >= len(units):
-                continue
+                return
             after = units[at]
-            if after.block == unit.block and id(after) not in shown and _NUMBER.search(after.text):
-                out.append(after)
-                shown.add(id(after))
-        return out
+            if after.block == unit.block and _NUMBER.search(after.text):
+                yield after
+
+        return ExtractiveAnswerer._with_followers(kept, figure_after, next_to_each=False)
 
     @staticmethod
     def _with_footnotes(kept: list[Unit], units: list[Unit], position: dict[int, int]) -> list[Unit]:
@@ -410,10 +422,10 @@ class ExtractiveAnswerer:
         the paragraph opening with "(3)" after its table, before the next table of the passage
         (each table numbers its own notes). A guarantee table's limits are often only there
         ("(3) Limite : 180 jours par an, 30 jours en psychiatrie")."""
-        out, shown = list(kept), {id(u) for u in kept}
-        for unit in kept:
+
+        def footnotes(unit: Unit):
             if not unit.text.lstrip().startswith("|"):
-                continue
+                return
             for call in dict.fromkeys(_CALL.findall(unit.text)):
                 at = position[id(unit)] + 1
                 while at < len(units) and units[at].block == unit.block:
@@ -427,10 +439,9 @@ class ExtractiveAnswerer:
                     if note is not None:
                         if follower.block != note:
                             break
-                        if id(follower) not in shown:
-                            out.append(follower)
-                            shown.add(id(follower))
-        return out
+                        yield follower
+
+        return ExtractiveAnswerer._with_followers(kept, footnotes, next_to_each=False)
 
     def sentence_bar(self, sub: SubQuestion) -> float:
         """The least a sentence's own score must be to answer `sub`."""

@@ -301,6 +301,16 @@ def to_decimal(value: str) -> Decimal | None:
         return None
 
 
+def figure_value(figure: Figure) -> Decimal | None:
+    """One reading of the figure, to compare it with a band or a period (durations in days, the
+    longest reading of "5.000"); None for a date or a figure without a reading."""
+    if figure.kind == DURATION:
+        days = [Decimal(v) for d, v in figure.keys if d == "day"]
+        return min(days) if days else None  # "12 mois" is 360 days (or 365 as a year): the lower
+    readings = sorted(figure.values, key=len)
+    return to_decimal(readings[-1]) if readings and figure.kind != DATE else None
+
+
 # What a question asks for, by the words that ask it: "combien de jours" a duration,
 # "combien", "plafond", "franchise" an amount, "taux" a rate.
 _ASKS = [

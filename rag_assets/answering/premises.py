@@ -29,80 +29,91 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from functools import cache
 
-from rag_assets.answering.figures import DATE, DURATION, MONEY, PERCENT, Figure, figures, same_figure
+from rag_assets.answering.figures import (
+    DATE,
+    DURATION,
+    MONEY,
+    PERCENT,
+    Figure,
+    figure_value,
+    figures,
+    same_figure,
+)
 
 PREMISE_KINDS = (MONEY, PERCENT, DURATION, DATE)
 PASSAGES = 4  # passages read for the value the sources give (the answer shows fewer)
-_CONFIRM = re.compile(
-    r"c['’]est (?:bien |vraiment |exactement )?(?:ça|ca|exact|vrai|juste|correct|bien le|bien la|bien les|bien ce)"
-    r"|n['’]est[- ]ce pas|\bconfirme[rz]?\b|\bon m['’]a (?:dit|annonc[ée]|indiqu[ée]|affirm[ée])|\bon me dit\b"
-    r"|\bm['’]a (?:dit|annonc[ée]|indiqu[ée]|affirm[ée])\b|\bon m['’]annonce\b"
-    r"|\best[- ](?:il|elle|ce) (?:bien|vraiment)\b"
-    r"|\b(?:est|sont)[- ](?:il|elle|ils|elles) (?:bien |vraiment )?(?:de|d['’]|à|égale?s? à|fixée?s? à|plafonnée?s? à)"
-    r"|\bbien (?:de|à|égale?s?|fixée?s?|plafonnée?s?)\b|\bpourquoi\b|\bvraiment\b"
-    # a premise the question builds on: "puisque la franchise est de 300 €, …", or hearsay it
-    # repeats: "j'ai lu que…", "d'après mon conseiller…"
-    r"|\bpuisqu(?:e\b|['’])|\bsachant qu(?:e\b|['’])|\bvu qu(?:e\b|['’])|\bétant donné qu(?:e\b|['’])"
-    r"|\bj['’]ai (?:lu|entendu|vu) qu|\bil (?:paraît|parait|semble|me semble) qu"
-    r"|\bd['’]après (?:mon|ma|mes|le|la|les)\b"
-    r"|\bselon (?:mon|ma|mes)\b|\bsi je comprends bien\b|\bje (?:crois|pense|suppose) qu"
-    r"|\b(?:mon|ma) (?:conseill[eè]re?|agent|courti[eè]re?|assureur|banqui[eè]re?) (?:m['’]a|me)"
-    r" (?:dit|indiqué|assuré|affirmé)"
-    r"|\bis it (?:really |still )?(?:true|right|correct)\b|\bright\s*\?|\bisn['’]t it\b|\bwhy\b",
-    re.IGNORECASE,
-)
 # A yes/no question asserts what it asks to confirm ("Le SCR est-il calibré à 99,9 % ?",
 # "Le préavis est-il de six mois ?"): an inverted subject, and no interrogative word
 # ("Combien prend-elle en charge pour 10 jours ?" asks, it does not assert).
 _INVERTED = re.compile(r"\b\w+-(?:t-)?(?:il|elle|ils|elles|on)\b", re.IGNORECASE)
-_ASKING = re.compile(
-    r"\b(?:combien|quel(?:le)?s?|comment|o[uù]|quand|lequel|laquelle|lesquel(?:le)?s|que|qu['’]|quoi)\b", re.IGNORECASE
-)
+# any inverted subject: "suis-je remboursé ?", "Acheel va-t-il m'indemniser ?"
+_INVERTED_ANY = re.compile(r"\b\w+-(?:t-)?(?:je|tu|il|elle|ils|elles|on|nous|vous)\b", re.IGNORECASE)
 _EST_CE_QUE = re.compile(r"\best[- ]ce qu(?:e\b|['’])", re.IGNORECASE)
-# A figure the question states as what the policy says ("le plafond est de 20 000 €", "mon
-# contrat prévoit une franchise de 300 €", "la garantie couvre jusqu'à 5 000 €"), wherever it
-# stands: the noun, at most four words that are not a new subject ("pour un sinistre de 3 000 €"
-# is another thing's figure), then a verb saying what the policy sets. A bare "une franchise de
-# 800 €" is the reader's own case (what the lessor kept, the option they chose), not a claim.
-_PARAMETER = re.compile(
-    r"(?:\b(?:franchises?|plafonds?|indemnités?|indemnisations?|délais?|carences?|préavis|capitaux|capital|taux"
-    r"|remboursements?|prises? en charge|limites?|cotisations?|primes?|montants?|durées?)"
-    r"(?:\s+(?!(?:pour|sur|par|un|une|mon|ma|mes|si|quand|en|dans|chez|avec|lors|après|avant)\b)[\w’'-]+){0,4}?"
-    r"\s+(?:est|était|sera|serait|soit|reste)\s+(?:de|d['’]|à|fixée?s?\s+à|limitée?s?\s+à|plafonnée?s?\s+à"
-    r"|égale?s?\s+à)"
-    r"|\s+s['’]élève\s+à"
-    r"|\b(?:prévoit|prévoient|fixe|fixent)\s+(?:une?|des|le|la|les)\s+[\w’'-]+(?:\s+[\w’'-]+)?"
-    r"\s+(?:de|d['’]|à)"
-    r"|\b(?:couvre|couvrent|rembourse|remboursent|garantit|garantissent|indemnise|indemnisent|prend en charge"
-    r"|prennent en charge)\s+(?:\w+\s+){0,3}?jusqu['’]à"
-    r"|\b(?:est|sont)\s+(?:rembours\w+|couverte?s?|garantie?s?|prise?s? en charge|indemnisée?s?|plafonnée?s?"
-    r"|limitée?s?)\s+(?:à\s+hauteur\s+de|jusqu['’]à|à))"
-    r"\s*(?:seulement\s+|uniquement\s+|environ\s+)?$",
-    re.IGNORECASE,
-)
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\s*:\s+(?=[A-ZÀ-Þa-z])")
-_VARIANT_NOUNS = (
-    "formule",
-    "option",
-    "niveau",
-    "pack",
-    "priorité",
-    "priorite",
-    "zone",
-    "classe",
-    "catégorie",
-    "categorie",
-    "palier",
-    "tranche",
-    "module",
-    "plan",
-)
-_VARIANT = re.compile(  # the noun in any case, the name capitalised, a number or a code
-    r"\b((?i:" + "|".join(_VARIANT_NOUNS) + r"))s?\s+(?:«\s*)?([A-ZÀ-Þ][\w’'-]*|\d+|[A-Z]{1,3}\d+)\b"
-)
 _CODE = re.compile(r"\b([A-Z]{1,3})(\d{1,2})\b")
 _LIST_SEPARATOR = re.compile(r"\s*(?:,|\bet\b|\bou\b|/|;)\s*")
+
+
+@dataclass(frozen=True)
+class _Lexicon:
+    """The phrases of `rag_assets/text/premise_phrases.toml` (each group's comment there says
+    what it recognises), compiled into the patterns the checks search."""
+
+    confirm: re.Pattern[str]
+    asking: re.Pattern[str]
+    parameter: re.Pattern[str]  # anchored at the end of the clause before a figure
+    variant: re.Pattern[str]
+    cover_asked: re.Pattern[str]
+    scope_words: tuple[str, ...]
+    not_included: re.Pattern[str]
+    excludes: re.Pattern[str]
+    restricts: re.Pattern[str]
+    condition: re.Pattern[str]
+    elapsed: re.Pattern[str]  # anchored at the end of the words before a duration
+    waiting: re.Pattern[str]
+    no_cell: re.Pattern[str]  # a whole cell
+    none_of: str  # followed by a thing's names (`_none_of`)
+
+
+@cache
+def _lexicon() -> _Lexicon:
+    from rag_assets.text.premise_phrases import premise_phrases
+
+    phrases = premise_phrases()
+    alt, regex = phrases.pattern, phrases.regex
+    p = phrases.parameter
+    word = r"[\w’'-]+"
+    parameter = (
+        # the noun, at most four words that are not a new subject, a copula and a link
+        rf"(?:{alt(p.nouns)}(?:\s+(?!{alt(p.new_subject)}){word}){{0,4}}?\s+{alt(p.copulas)}\s+{alt(p.value_links)}"
+        rf"|\s+{alt(p.amounts_to)}"
+        rf"|{alt(p.sets)}\s+{alt(p.articles)}\s+{word}(?:\s+{word})?\s+{alt(p.links)}"
+        rf"|{alt(p.covers)}\s+(?:\w+\s+){{0,3}}?{alt(p.up_to)}"
+        rf"|{alt(p.covered_copulas)}\s+{alt(p.covered)}\s+{alt(p.covered_links)})"
+        rf"\s*(?:{alt(p.hedges)}\s+)?$"
+    )
+    return _Lexicon(
+        confirm=regex(phrases.confirm),
+        asking=regex(phrases.asking),
+        parameter=re.compile(parameter, re.IGNORECASE),
+        # the noun in any case, the name capitalised, a number or a code
+        variant=re.compile(
+            r"\b((?i:" + "|".join(map(re.escape, phrases.variant_nouns)) + r"))s?\s+(?:«\s*)?"
+            r"([A-ZÀ-Þ][\w’'-]*|\d+|[A-Z]{1,3}\d+)\b"
+        ),
+        cover_asked=regex(phrases.cover_asked),
+        scope_words=tuple(phrases.scope_words),
+        not_included=regex(phrases.not_included),
+        excludes=regex(phrases.excludes),
+        restricts=regex(phrases.restricts),
+        condition=regex(phrases.condition),
+        elapsed=re.compile(rf"{alt(phrases.elapsed)}\s+(?:{alt(phrases.elapsed_hedges)}\s+)?$", re.IGNORECASE),
+        waiting=regex(phrases.waiting),
+        no_cell=re.compile(rf"^{alt(phrases.no_cell)}$", re.IGNORECASE),
+        none_of=alt(phrases.none_of) + r"\s*",
+    )
 
 
 @dataclass
@@ -137,19 +148,21 @@ def asserted_figures(question: str) -> list[Figure]:
         yes_no = (
             sentence.rstrip().endswith("?")
             and (_INVERTED.search(sentence) or asked != sentence)
-            and not _ASKING.search(asked)
+            and not _lexicon().asking.search(asked)
         )
-        if not (_CONFIRM.search(sentence) or yes_no):
+        if not (_lexicon().confirm.search(sentence) or yes_no):
             continue
         own = [f for f in figures(sentence) if f.kind in PREMISE_KINDS]
-        if not own and index > 0 and _CONFIRM.search(sentence):  # "C'est exact ?", not "Est-ce que ça marche ?"
+        if (
+            not own and index > 0 and _lexicon().confirm.search(sentence)
+        ):  # "C'est exact ?", not "Est-ce que ça marche ?"
             own = [f for f in figures(sentences[index - 1]) if f.kind in PREMISE_KINDS]
         chosen += [f for f in own if not any(same_figure(f, c) for c in chosen)]
     return chosen
 
 
 def stated_figures(question: str) -> list[Figure]:
-    """Figures the question gives as a value of the policy (`_PARAMETER`), with or without
+    """Figures the question gives as a value of the policy (the `parameter` phrases), with or without
     asking to confirm them: checked against the passage that answers (a different value
     there is said first), never flagged for being absent from the sources — a reader's own
     choice ("un capital de 100 000 €") need not be written in them."""
@@ -160,7 +173,7 @@ def stated_figures(question: str) -> list[Figure]:
             continue
         before = text[max(0, figure.start - 80) : figure.start]
         clause = re.split(r"[.!?;:,()]", before)[-1]
-        if _PARAMETER.search(clause):
+        if _lexicon().parameter.search(clause):
             found.append(figure)
     return found
 
@@ -321,7 +334,7 @@ def _variants(text: str) -> dict[str, set[str]]:
     """noun -> variant names written after it ("formule Essentiel, Différence ou
     Plénitude" names the three), and codes by prefix ("P" -> {"P1", "P2"})."""
     out: dict[str, set[str]] = {}
-    for match in _VARIANT.finditer(text or ""):
+    for match in _lexicon().variant.finditer(text or ""):
         noun = _fold(match.group(1)).rstrip("s")
         first = match.group(2).strip()
         names = {first}
@@ -375,16 +388,6 @@ def name_premises(
     return premises
 
 
-# "Le vol est-il couvert … ?", "suis-je remboursé ?": a yes/no question whether something is covered
-_COVER_ASKED = re.compile(
-    r"\b(?:couverte?s?|incluse?s?|prise?s? en charge|rembours\w*|garantie?s?|jouer|indemnis\w*)\b", re.IGNORECASE
-)
-_INVERTED_ANY = re.compile(r"\b\w+-(?:t-)?(?:je|tu|il|elle|ils|elles|on|nous|vous)\b", re.IGNORECASE)
-# what a source says of a guarantee that is not in the base contract
-_SCOPE_WORDS = ("base", "garantie", "garanties", "contrat", "option", "formule", "niveau", "pack", "module")
-_NOT_INCLUDED = re.compile(r"\bnon souscrite?s?\b|\ben option\b|\boptionnel(?:le)?s?\b", re.IGNORECASE)
-
-
 def _covered_subject(question: str, idf) -> tuple[str | None, str | None]:
     """(the asking sentence, its subject) of a yes/no question whether something is covered:
     the sentence's rarest term (`idf`) that says what, not where ("dans les garanties de base",
@@ -394,8 +397,8 @@ def _covered_subject(question: str, idf) -> tuple[str | None, str | None]:
     sentence = _cover_question(question)
     if not sentence:
         return None, None
-    scope = set(analyze(" ".join(_SCOPE_WORDS)))
-    terms = [t for t in content_terms(_COVER_ASKED.sub(" ", sentence)) if not t.isdigit() and t not in scope]
+    scope = set(analyze(" ".join(_lexicon().scope_words)))
+    terms = [t for t in content_terms(_lexicon().cover_asked.sub(" ", sentence)) if not t.isdigit() and t not in scope]
     return (sentence, max(terms, key=idf)) if terms else (None, None)
 
 
@@ -423,9 +426,11 @@ def _cover_question(question: str) -> str | None:
     # yes or no, the "que" of the story before it asks nothing
     asked = _EST_CE_QUE.sub(" ", re.split(r"[,;]\s+", last)[-1])
     yes_no = (
-        last.endswith("?") and (_INVERTED_ANY.search(asked) or _EST_CE_QUE.search(last)) and not _ASKING.search(asked)
+        last.endswith("?")
+        and (_INVERTED_ANY.search(asked) or _EST_CE_QUE.search(last))
+        and not _lexicon().asking.search(asked)
     )
-    return last if yes_no and _COVER_ASKED.search(last) else None
+    return last if yes_no and _lexicon().cover_asked.search(last) else None
 
 
 def inclusion_premises(question: str, units: list, name_of, idf, sub_question: int | None = None) -> list[Premise]:
@@ -449,7 +454,7 @@ def inclusion_premises(question: str, units: list, name_of, idf, sub_question: i
         # under: "LES GARANTIES OPTIONNELLES"), a table row with its header
         lead = units[index - 1] if index and not table and units[index - 1].source_id == unit.source_id else None
         header = unit.context.split("\n")[-1]
-        marker = _NOT_INCLUDED.search(" ".join([lead.text if lead else "", unit.text, header]))
+        marker = _lexicon().not_included.search(" ".join([lead.text if lead else "", unit.text, header]))
         refused = _refused_in_named_column(unit.display, question) if table else None
         if not (marker or refused):
             continue
@@ -471,23 +476,6 @@ def inclusion_premises(question: str, units: list, name_of, idf, sub_question: i
     return []
 
 
-# a sentence excluding what it names: "sont exclus", "ne sont pas garantis", "à l'exclusion de"
-_EXCLUDES = re.compile(
-    r"\b(?:sont|est|restent|reste)\s+exclue?s?\b|\bne\s+sont\s+(?:jamais\s+|pas\s+)(?:garantie?s?|couverte?s?"
-    r"|assurée?s?|pris\s+en\s+charge|remboursée?s?|indemnisée?s?)|\bn['’]est\s+(?:jamais\s+|pas\s+)(?:garantie?"
-    r"|couverte?|assurée?|pris\s+en\s+charge|remboursée?|indemnisée?)|\bà\s+l['’]exclusion\b"
-    r"|\bne\s+(?:couvre|couvrent|garantit|garantissent|prend|prennent|rembourse|remboursent)\s+(?:jamais|pas)\b"
-    r"|\bnous\s+ne\s+(?:garantissons|couvrons|prenons|remboursons)\s+(?:jamais|pas)\b|\bexclusions?\b",
-    re.IGNORECASE,
-)
-
-
-# a sentence restricting the cover in a situation: "l'indemnité sera réduite de 20 %", "déchéance"
-_RESTRICTS = re.compile(
-    r"\bréduite?s?\b|\bréduction\b|\bdéchéance\b|\bdéchu\b|\bdoublée?s?\b|\bmajorée?s?\b"
-    r"|\bne (?:sera|seront) pas\b|\brefus\b",
-    re.IGNORECASE,
-)
 RESTRICTION_SHARED = 2  # question words a restricting sentence must write (set a priori: no dev question has one)
 
 
@@ -503,10 +491,10 @@ def restriction_premises(
     sentence = _cover_question(question)
     if not sentence or not answering:
         return []
-    asked = {t for t in content_terms(question) if not t.isdigit()} - set(analyze(" ".join(_SCOPE_WORDS)))
+    asked = {t for t in content_terms(question) if not t.isdigit()} - set(analyze(" ".join(_lexicon().scope_words)))
     for source_id, name, said in _sentences_of(answering[:1]):
         written = set(analyze(said))
-        if _RESTRICTS.search(said) and sum(_writes(t, written) for t in asked) >= RESTRICTION_SHARED:
+        if _lexicon().restricts.search(said) and sum(_writes(t, written) for t in asked) >= RESTRICTION_SHARED:
             message = (
                 f"La question suppose cette situation couverte ; la source la restreint : « {said[:240]} » ({name})."
             )
@@ -528,21 +516,10 @@ def exclusion_premises(
     if not subject:
         return []
     for source_id, name, said in _sentences_of(answering):
-        if _EXCLUDES.search(said) and _writes(subject, set(analyze(said))):
+        if _lexicon().excludes.search(said) and _writes(subject, set(analyze(said))):
             message = f"La question suppose cette situation couverte ; la source l'exclut : « {said[:240]} » ({name})."
             return [Premise("excluded", sentence, [said], source_id, name, sub_question, message)]
     return []
-
-
-# a sentence setting a condition of the cover ("votre animal doit avoir moins de 8 ans à la
-# souscription", "garantis uniquement jusqu'à 70 ans")
-_CONDITION = re.compile(
-    r"\b(?:doit|doivent|à condition|sous réserve|uniquement|seulement|exclusivement"
-    r"|pour être (?:assurée?s?|garantie?s?|couverte?s?|admise?s?)|ne (?:peut|peuvent) (?:être|pas)"
-    r"|n['’](?:est|sont) (?:garantie?s?|couverte?s?|assurée?s?) que"
-    r"|limite d['’]âge|âgée?s? de (?:moins|plus))\b",
-    re.IGNORECASE,
-)
 
 
 def condition_premises(
@@ -556,18 +533,12 @@ def condition_premises(
 
     asked = quantities(question)
     for source_id, name, said in _sentences_of(answering if asked else []):
-        if _CONDITION.search(said) and band_match(said, asked) is False:
+        if _lexicon().condition.search(said) and band_match(said, asked) is False:
             message = f"La situation décrite ne remplit pas une condition de la source : « {said[:240]} » ({name})."
             return [Premise("condition-not-met", question, [said], source_id, name, sub_question, message)]
     return []
 
 
-# how long the reader has held the cover: "souscrit il y a quatre mois", "assuré depuis 3 mois"
-_ELAPSED = re.compile(
-    r"(?:\bil y a|\bdepuis|\bça fait|\bcela fait|\bvoilà)\s+(?:seulement\s+|à peine\s+|juste\s+)?$", re.IGNORECASE
-)
-# a waiting period before the cover applies
-_WAITING = re.compile(r"\bd[ée]lais? d['’]attente\b|\bd[ée]lais? de carence\b|\bcarences?\b|\bstage\b", re.IGNORECASE)
 WAITING_SHARED = 1  # question terms a waiting period's own words must write when the passage sets several
 
 
@@ -579,26 +550,25 @@ def waiting_premises(
     pour les maladies suivantes : … hernie discale"): said first, citing the period. When the
     passage sets several periods, the one whose own words write the reader's case
     (`WAITING_SHARED` of the question's terms) decides. `answering`: (source id, name, passage)."""
-    from rag_assets.answering.bands import _value
     from rag_assets.retrieve.query import analyze, content_terms
 
     elapsed = [
         value
         for f in figures(question)
         if f.kind == DURATION
-        and _ELAPSED.search(question[max(0, f.start - 25) : f.start])
-        and (value := _value(f)) is not None
+        and _lexicon().elapsed.search(question[max(0, f.start - 25) : f.start])
+        and (value := figure_value(f)) is not None
     ]
     if not elapsed or not answering:
         return []
     held = min(elapsed)
     asked = {t for t in content_terms(question) if not t.isdigit()}
     for source_id, name, passage in answering[:1]:
-        if not (_WAITING.search(passage) or _WAITING.search(name or "")):
+        if not (_lexicon().waiting.search(passage) or _lexicon().waiting.search(name or "")):
             continue  # the period's heading ("Délai d'attente") may say what the list is
         periods = []
         for said in re.split(r"(?<=[.!?;])\s+|\s+(?=[-–•●·]\s)", passage):
-            durations = [v for f in figures(said) if f.kind == DURATION and (v := _value(f)) is not None]
+            durations = [v for f in figures(said) if f.kind == DURATION and (v := figure_value(f)) is not None]
             if durations:
                 shared = sum(_writes(t, set(analyze(said))) for t in asked)
                 periods.append((said.strip(), max(durations), shared))
@@ -612,12 +582,6 @@ def waiting_premises(
                 )
                 return [Premise("waiting-period", question, [said], source_id, name, sub_question, message)]
     return []
-
-
-# what a comparison table's cell says when its column's variant does not have the guarantee
-_NO_CELL = re.compile(
-    r"^(?:non|no|[-–—]|exclue?s?|non (?:garantie?s?|couverte?s?|incluse?s?|prévue?s?)|néant)$", re.IGNORECASE
-)
 
 
 def _refused_in_named_column(display: str, question: str) -> tuple[str, str] | None:
@@ -638,23 +602,22 @@ def _refused_in_named_column(display: str, question: str) -> tuple[str, str] | N
         named = 0
         while named < len(words) and words[named] in question_words:
             named += 1
-        if not named or not _NO_CELL.match(cell):
+        if not named or not _lexicon().no_cell.match(cell):
             continue
         if all(other[:named] != words[:named] for other in headers if other is not words):
             return header, cell
     return None
 
 
-# "n'a pas de délai d'attente", "ne prévoit pas de franchise": a passage saying there is none
-# ("sans délai de carence dès lors que…", "aucune franchise … en cas de…" are conditions, not matched)
-_NONE_OF = (
-    r"(?:\bn['’](?:a|ont|y a)\s+pas|\bne (?:comporte|prévoit|prevoit) pas|\bil n['’]existe pas)\s+(?:de|d['’])\s*"
-)
-
-
 def _label_pattern(label: str) -> str:
     words = _fold(label).replace("’", "'").split()
     return r"\s+".join(re.escape(w).replace("'", "['’]") + r"s?" for w in words)
+
+
+def _none_of(labels: list[str]) -> re.Pattern[str]:
+    """A passage, folded (`_fold`), saying there is none of a thing named by one of `labels`:
+    "n'a pas de délai d'attente", "ne prévoit pas de franchise"."""
+    return re.compile(_lexicon().none_of + "(?:" + "|".join(_label_pattern(label) for label in labels) + r")\b")
 
 
 def absence_premises(
@@ -675,7 +638,7 @@ def absence_premises(
         labels = sorted(
             {label for _, language, label in concept.all_labels() if language == "fr"}, key=len, reverse=True
         )
-        pattern = re.compile(_NONE_OF + "(?:" + "|".join(_label_pattern(label) for label in labels) + r")\b")
+        pattern = _none_of(labels)
         for unit in units:
             if pattern.search(_fold(unit.text)):
                 found.append((score(unit), entry["label"], unit))
@@ -817,7 +780,7 @@ def check_premises(question: str, subs, registry, extractive, asked: str = "") -
         naming = set(sub.scope_terms)
         # the answer's passages first, then the retrieved exclusions that answer as well as a sentence must
         excluding = sorted(
-            ((extractive.score(text, u, naming=naming), u) for u in own_units if _EXCLUDES.search(u.text)),
+            ((extractive.score(text, u, naming=naming), u) for u in own_units if _lexicon().excludes.search(u.text)),
             key=lambda x: -x[0],
         )
         shown = [a[:3] for a in answering]

@@ -93,13 +93,9 @@ def _holds(entry, evidence, documents) -> bool:
     return quote_matches(evidence.quote, unit)
 
 
-def score_answer(question: Question, answer, kb, documents: dict, judged: dict | None = None) -> dict:
-    """One row of per_question.parquet."""
-    expected = expected_of(question)
-    shown = [p for p in answer.paragraphs]
-    cited = answer.cited
-    refused = answer.refused
-    row: dict = {
+def _question_fields(question: Question) -> dict:
+    """What a row says of its question, answered or not (`score_answer`, `error_row`)."""
+    return {
         "qid": question.id,
         "split": split_of(question.id),
         "question": question.question,
@@ -108,6 +104,17 @@ def score_answer(question: Question, answer, kb, documents: dict, judged: dict |
         "trap": question.trap,
         "expected_answer": question.answer,
         "answerable": question.trap != "out-of-corpus",
+    }
+
+
+def score_answer(question: Question, answer, kb, documents: dict, judged: dict | None = None) -> dict:
+    """One row of per_question.parquet."""
+    expected = expected_of(question)
+    shown = [p for p in answer.paragraphs]
+    cited = answer.cited
+    refused = answer.refused
+    row: dict = {
+        **_question_fields(question),
         "mode": answer.mode,
         "model": answer.model,
         "route_kind": answer.route.kind,
@@ -227,14 +234,7 @@ def score_answer(question: Question, answer, kb, documents: dict, judged: dict |
 
 def error_row(question: Question, exc: Exception, seconds: float) -> dict:
     return {
-        "qid": question.id,
-        "split": split_of(question.id),
-        "question": question.question,
-        "question_type": question.question_type,
-        "content_type": question.content_type,
-        "trap": question.trap,
-        "expected_answer": question.answer,
-        "answerable": question.trap != "out-of-corpus",
+        **_question_fields(question),
         "refused": True,
         "answer_text": "",
         "latency_s": seconds,

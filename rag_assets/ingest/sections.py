@@ -9,9 +9,10 @@ Real policies cut their text into many tiny sections ("a. Délai d'attente" / "N
 a box title over two amounts): a third of the sections of the 12 insurer PDFs hold fewer
 than 40 words. Such a parent says too little to be found and fills a place in the model's
 context on its own, so a section under ``min_tokens`` takes the sections that follow it
-under the same heading (its siblings and their subsections), up to ``min_tokens``: the
-merged parent's path is their common heading path and the headings below it become lines
-of its text, so nothing read under a heading loses it. Records (one parent per record of a
+under its heading, up to ``min_tokens``: its subsections, or else its sibling sections that
+have none; a heading with subsections starts a group of its own. The merged parent's path is
+their common heading path and the headings below it become lines of its text, so nothing read
+under a heading loses it. Records (one parent per record of a
 benchmark collection) are never merged.
 
 Given the PDF's text layer (``boxes.PdfText``), a parent keeps where its text is printed: its
@@ -372,14 +373,29 @@ def _merge_short_sections(
 ) -> list[tuple[list[str], list[Block], int]]:
     """Sections (path, blocks, tokens) under ``min_tokens`` joined with the sections that follow
     them under the same heading; each joined section's headings below the common path become
-    heading blocks."""
+    heading blocks.
+
+    A group stays within its first section's heading: it takes the subsections under that
+    heading, or else the sibling sections after it that have none ("1. Délai d'attente",
+    "2. Franchise"). A heading with subsections ("Article 7 – Résiliation": 7.1, 7.2) starts a
+    group of its own, so its clauses keep it in their common path."""
+
+    def under(path: list[str], heading: list[str]) -> bool:
+        return len(path) > len(heading) and path[: len(heading)] == heading
+
     groups: list[list[tuple[list[str], list[Block], int]]] = []
-    for path, blocks, tokens in sections:
+    for index, (path, blocks, tokens) in enumerate(sections):
         if groups:
             group = groups[-1]
             first, size = group[0][0], sum(t for _, _, t in group)
-            same_heading = path[: max(len(first) - 1, 0)] == first[: max(len(first) - 1, 0)]
-            if size < min_tokens and same_heading and size + tokens <= max_tokens:
+            following = sections[index + 1][0] if index + 1 < len(sections) else []
+            in_scope = under(path, first) or (
+                len(path) == len(first)
+                and path[:-1] == first[:-1]
+                and all(len(p) == len(first) for p, _, _ in group)
+                and not under(following, path)
+            )
+            if size < min_tokens and in_scope and size + tokens <= max_tokens:
                 group.append((path, blocks, tokens))
                 continue
         groups.append([(path, blocks, tokens)])

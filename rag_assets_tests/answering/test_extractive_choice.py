@@ -411,3 +411,25 @@ def test_a_table_row_is_shown_with_the_note_its_call_refers_to():
     elsewhere = [row, unit("(3) Une note d'un autre passage.", 0, parent="p2")]
     where = {id(u): n for n, u in enumerate(elsewhere)}
     assert ExtractiveAnswerer._with_footnotes([row], elsewhere, where) == [row]
+
+
+def test_a_follower_is_shown_once_next_to_its_unit_or_after_all_kept():
+    def unit(text):
+        return Unit("S1", "S1", "d1", text, text, "Contrat", "fr")
+
+    first, second, shared, own = unit("A :"), unit("B :"), unit("- commun ;"), unit("- propre.")
+    followers = {id(first): [shared, second], id(second): [shared, own]}
+    kept = [first, second]
+    # a kept unit is never added again, a follower of two units comes once, with the first
+    assert ExtractiveAnswerer._with_followers(kept, lambda u: followers[id(u)], next_to_each=True) == [
+        first,
+        shared,
+        second,
+        own,
+    ]
+    assert ExtractiveAnswerer._with_followers(kept, lambda u: followers[id(u)], next_to_each=False) == [
+        first,
+        second,
+        shared,
+        own,
+    ]

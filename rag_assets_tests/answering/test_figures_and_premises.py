@@ -1,10 +1,21 @@
 """Figures compared across spellings, the figures a question asserts (and those that only
 set the scene), and false premises found against source texts: plain functions, no store."""
 
+from decimal import Decimal
+
 import pytest
 
 from rag_assets.answering.extractive import Unit
-from rag_assets.answering.figures import DATE, DURATION, MONEY, PERCENT, figures, same_figure, wanted_kinds
+from rag_assets.answering.figures import (
+    DATE,
+    DURATION,
+    MONEY,
+    PERCENT,
+    figure_value,
+    figures,
+    same_figure,
+    wanted_kinds,
+)
 from rag_assets.answering.premises import (
     asserted_figures,
     figure_premises,
@@ -41,6 +52,22 @@ def test_two_spellings_of_one_figure_compare_equal(a, b):
 @pytest.mark.parametrize("a, b", [("5 000 €", "3 000 €"), ("6 mois", "6 jours"), ("99,5 %", "99,9 %")])
 def test_different_figures_differ(a, b):
     assert not same_figure(one(a), one(b))
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("12 mois", 360),
+        ("un an", 365),
+        ("6 jours", 6),
+        ("5.000 €", 5000),
+        ("99,5 %", Decimal("99.5")),
+        ("1er octobre 2024", None),
+    ],
+)
+def test_a_figure_compared_with_a_band_or_a_period_reads_as_one_value(text, value):
+    # durations in days (a month is 30), the longest reading of an amount, no date
+    assert figure_value(one(text)) == value
 
 
 def test_an_ordinal_against_its_number_is_no_amount():

@@ -23,7 +23,7 @@ from rag_assets.commands.evaluate import add_eval_parser, answer_options
 from rag_assets.defs.evaluation.answers import nightly_request
 from rag_assets.defs.evaluation.assets import CORPORA, nightly_local_model_answers
 from rag_assets.evaluation import answer_reporting, targets
-from rag_assets.evaluation.answer_scoring import answer_head, expected_of
+from rag_assets.evaluation.answer_scoring import answer_head, error_row, expected_of, score_answer
 from rag_assets.evaluation.answer_summary import median_interval, summarize_rows, totals
 from rag_assets.evaluation.answers import AnswerEvalOptions, has_answers, select
 from rag_assets.evaluation.questions import Question, load_questions
@@ -107,6 +107,20 @@ def _question(**fields) -> Question:
     return Question(
         **{"id": "q1", "question": "", "evidence": (), "question_type": "numeric", "content_type": "text", **fields}
     )
+
+
+def test_a_scored_row_and_an_error_row_say_the_same_of_their_question():
+    from rag_assets.answering.model import Answer, Route
+
+    question = _question(question="Bonjour", answer="Bonjour.", trap="out-of-corpus")
+    route = Route("direct", "greeting", "Bonjour", "Bonjour", [], 0, direct_reply="Bonjour.")
+    scored = score_answer(question, Answer("a1", "Bonjour", None, route, "direct"), None, {})
+    failed = error_row(question, RuntimeError("endpoint down"), 1.5)
+    fields = ["qid", "split", "question", "question_type", "content_type", "trap", "expected_answer", "answerable"]
+    assert list(scored)[: len(fields)] == list(failed)[: len(fields)] == fields
+    assert {k: scored[k] for k in fields} == {k: failed[k] for k in fields}
+    assert failed["answerable"] is False and failed["answer_correct"] is None
+    assert failed["error"] == "RuntimeError: endpoint down" and failed["refused"] is True
 
 
 def test_expected_figures_are_the_head_of_the_answer_without_the_false_figure():

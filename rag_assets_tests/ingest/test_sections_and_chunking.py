@@ -143,6 +143,38 @@ def test_short_sections_join_the_next_ones_under_their_heading(tmp_path):
     assert sorted(r for p in joined for r in p.item_refs) == sorted(r for p in separate for r in p.item_refs)
 
 
+def test_a_group_of_short_sections_stays_within_its_first_sections_heading():
+    from rag_assets.ingest.sections import Block, _merge_short_sections
+
+    contract = ["Contrat"]
+    sections = [
+        (contract + ["Article 4 – Durée"], 60),
+        (contract + ["Article 5 – Prix"], 80),
+        (contract + ["Article 6 – Obligations"], 80),
+        (contract + ["Article 7 – Résiliation", "7.1 Préavis"], 70),
+        (contract + ["Article 7 – Résiliation", "7.2 Manquement"], 80),
+        (contract + ["Article 7 – Résiliation", "7.3 Réversibilité"], 50),
+        (contract + ["Article 8 – Données", "8.1 Confidentialité"], 60),
+        (contract + ["Article 9 – Litiges"], 90),
+        (contract + ["Article 9 – Litiges", "9.1 Droit applicable"], 40),
+        (contract + ["Article 10 – Divers"], 40),
+    ]
+    merged = _merge_short_sections(
+        [(path, [Block("text", path[-1], [path[-1]], [1])], tokens) for path, tokens in sections], 350, 2000
+    )
+    heads = [(path, [b.text for b in blocks if b.kind == "text"]) for path, blocks, _ in merged]
+    assert heads == [
+        # sibling articles without subsections join under their common heading
+        (contract, ["Article 4 – Durée", "Article 5 – Prix", "Article 6 – Obligations"]),
+        # an article with subsections is a group of its own: its clauses keep its heading in their path
+        (contract + ["Article 7 – Résiliation"], ["7.1 Préavis", "7.2 Manquement", "7.3 Réversibilité"]),
+        (contract + ["Article 8 – Données", "8.1 Confidentialité"], ["8.1 Confidentialité"]),
+        # a heading's own text takes its subsections, and no sibling after them
+        (contract + ["Article 9 – Litiges"], ["Article 9 – Litiges", "9.1 Droit applicable"]),
+        (contract + ["Article 10 – Divers"], ["Article 10 – Divers"]),
+    ]
+
+
 def test_text_set_inside_a_picture_is_indexed_with_it():
     """Docling makes the lines inside a picture its children, which reading order skips: a
     table the layout took for a picture (MAIF Vam p.38) would be lost from every parent."""

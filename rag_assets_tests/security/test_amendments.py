@@ -207,7 +207,7 @@ def test_the_model_is_told_both_documents_and_dates_of_a_replaced_provision(amen
     notice = next(p["parent_id"] for p in amended_kb.parents_of(contract) if "trois (3) mois" in p["text"])
     registry = build_registry(amended_kb, [notice])
     assert registry.catalogue() == (
-        "- S1 : Contrat de maintenance MX-200 — « Contrat de maintenance MX-200 » "
+        "- S1 : Contrat de maintenance MX-200, Article 7 – Résiliation — « Contrat de maintenance MX-200 » "
         "(date d'effet : 2022-03-01) modifié par « Avenant n° 1 au contrat de maintenance MX-200 » "
         "(date d'effet : 2024-10-01)"
     )
