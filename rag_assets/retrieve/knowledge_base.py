@@ -25,7 +25,7 @@ from rag_assets.index.dense import DenseIndex
 from rag_assets.index.filters import SearchFilters
 from rag_assets.index.lexical import LexicalIndex
 from rag_assets.index.publication import pointer, read_publication
-from rag_assets.index.records import PUBLIC_GROUP, document_title, load_source_record
+from rag_assets.index.records import PUBLIC_GROUP, document_identity, document_title, load_source_record
 from rag_assets.recent import Recent
 from rag_assets.retrieve.branches import branches_of_text, document_branches, held_lines
 from rag_assets.retrieve.corpus import PublishedCorpus, document_acronyms
@@ -149,6 +149,7 @@ class KnowledgeBase:
         self.retrievals: Recent[RetrievalTrace] = Recent(CACHED_RETRIEVALS)
         self.query_limits = load_settings()  # RAG_ASSETS_MAX_QUERY_*, read once, not at every question
         self.documents: dict[str, dict] = {}
+        self.identities: dict[str, dict] = {}  # document id -> what names it (parsing/identity.py)
         # Hits skipped by the last search because their version is not the published one.
         self.last_excluded: list[dict] = []
         self._stamp: Hashable | None = None
@@ -198,17 +199,20 @@ class KnowledgeBase:
         if stamp == self._stamp:
             return
         publication = read_publication(self.store)
-        documents = {}
+        documents, identities = {}, {}
         for document_id, entry in publication.items():
             if (self.published.get(document_id) or {}).get("version") == entry["version"]:
                 documents[document_id] = self.documents[document_id]
+                identities[document_id] = self.identities[document_id]
                 continue
             record = load_source_record(self.store, document_id)
-            documents[document_id] = {**record.to_dict(), "title": document_title(self.store, record)}
+            folder = self.store.root / entry["path"]  # what the published version read
+            documents[document_id] = {**record.to_dict(), "title": document_title(self.store, record, folder)}
+            identities[document_id] = document_identity(self.store, record, folder)
         if check:
             self._check(publication)
         self.corpus.update(publication, {d: record["title"] for d, record in documents.items()})
-        self.published, self.documents = publication, documents
+        self.published, self.documents, self.identities = publication, documents, identities
         self._versions = tuple(sorted((document_id, entry["version"]) for document_id, entry in publication.items()))
         self._identities = DocumentIdentities.of(documents, load_thesaurus())
         if self.use_acronyms:  # the corpus's "Long Form (ACR)" pairs + the thesaurus's acronyms
@@ -299,6 +303,11 @@ class KnowledgeBase:
     def document(self, document_id: str) -> dict:
         """A published document's record (file, title, language, type, dates, groups, sha256)."""
         return self.documents.get(document_id, {})
+
+    def identity(self, document_id: str) -> dict:
+        """What names a published document, as read from it (title, insurer, distributor,
+        product, branch, document_type, edition; parsing/identity.py); {} when it was not read."""
+        return self.identities.get(document_id, {})
 
     def document_ids(self) -> list[str]:
         return sorted(self.documents)
