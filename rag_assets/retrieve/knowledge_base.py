@@ -104,6 +104,7 @@ class ParentHit:
         return asdict(self)
 
 
+NO_DOCUMENT = "(no document)"  # an id filters name when nothing matches: ids end with a hash, never so
 # A term in more than this share of the children is a common word, not a name.
 COMMON_SHARE = 0.02
 GLOSSARY_LEAD = 2  # definitions of the asked term leading the ranking (a comparison's two policies)
@@ -423,6 +424,7 @@ class KnowledgeBase:
         limit = candidates or self.candidates
         with self._lock:
             self._refresh()
+            parsed = self._of_identity(parsed)
             kept = self.retrievals.get(self._retrieval_key(query, parsed, limit, term_weights))
         if kept is not None:
             self.last_excluded = kept.excluded
@@ -542,6 +544,28 @@ class KnowledgeBase:
         )
         self.retrievals.put(key, trace)
         return trace
+
+    def _of_identity(self, filters: SearchFilters) -> SearchFilters:
+        """Filters by insurer or branch as the documents whose identity matches (an insurer
+        filter "Allianz" holds "Allianz Vie" and "Allianz IARD"); none matching, none searched."""
+        if not (filters.insurers or filters.branches):
+            return filters
+
+        def folded(text) -> str:
+            return " ".join(analyze(str(text or ""), "fr"))
+
+        def matches(document_id: str) -> bool:
+            identity = self.identities.get(document_id) or {}
+            names = [folded(identity.get(key)) for key in ("insurer", "distributor")]
+            insurer = not filters.insurers or any(
+                f" {folded(wanted)} " in f" {name} " for wanted in filters.insurers for name in names if name
+            )
+            branch = not filters.branches or folded(identity.get("branch")) in {folded(b) for b in filters.branches}
+            return insurer and branch
+
+        chosen = [d for d in (filters.document_ids or self.documents) if d in self.documents and matches(d)]
+        # an id no document has: the engines read an empty tuple as "every document"
+        return dataclasses.replace(filters, document_ids=tuple(chosen) or (NO_DOCUMENT,))
 
     def _retrieval_key(
         self, query: AnalyzedQuery, filters: SearchFilters, limit: int, term_weights: dict[str, float] | None
