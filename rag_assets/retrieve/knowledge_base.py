@@ -215,7 +215,9 @@ class KnowledgeBase:
         self.corpus.update(publication, {d: record["title"] for d, record in documents.items()})
         self.published, self.documents, self.identities = publication, documents, identities
         self._versions = tuple(sorted((document_id, entry["version"]) for document_id, entry in publication.items()))
-        self._identities = DocumentIdentities.of(documents, load_thesaurus())
+        self._identities = DocumentIdentities.of(
+            {d: {**record, "identity": identities[d]} for d, record in documents.items()}, load_thesaurus()
+        )
         if self.use_acronyms:  # the corpus's "Long Form (ACR)" pairs + the thesaurus's acronyms
             thesaurus = load_thesaurus()
             fingerprint = thesaurus_fingerprint(thesaurus)
@@ -327,7 +329,9 @@ class KnowledgeBase:
         if key not in self._branches:
             record = self.document(document_id)
             language = record.get("language") or "fr"
-            identity = identity_text(record)
+            # what names it, and the line it names ("Protection santé animale": animaux)
+            read = self.identity(document_id)
+            identity = f"{identity_text({**record, 'identity': read})} {read.get('branch') or ''}"
             headings = "\n".join(
                 dict.fromkeys(h for parent in self.parents_of(document_id) for h in parent.get("heading_path") or [])
             )
