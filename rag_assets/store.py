@@ -2,7 +2,8 @@
 
 <store>/registry.json                  document_id -> source path (what the partitions mean)
 <store>/sources/<sha256>/<file name>   content-addressed copies of the source files
-<store>/documents/<document_id>/       per-document artifacts (source.json, docling/, parents, acronyms, children)
+<store>/documents/<document_id>/       per-document artifacts (source.json, docling/, parents, acronyms, identity,
+                                       children)
 <store>/lancedb/                       dense vectors (table "children"), unless an object store
                                        is set (RAG_ASSETS_OBJECT_STORE): then <uri>/lancedb/
 <store>/tantivy/                       lexical index
@@ -29,6 +30,7 @@ LANCEDB_NAME = "lancedb"
 
 
 ACRONYMS_FILE = "acronyms.json"  # a document's acronym summary, beside its parents
+IDENTITY_FILE = "identity.json"  # what names a document (parsing/identity.py), beside its parents
 
 
 def write_json_atomic(path: Path, payload: Any) -> None:
@@ -136,6 +138,9 @@ class KnowledgeStore:
 
     def acronyms_path(self, document_id: str) -> Path:
         return self.document_dir(document_id) / ACRONYMS_FILE
+
+    def identity_path(self, document_id: str) -> Path:
+        return self.document_dir(document_id) / IDENTITY_FILE
 
     def children_path(self, document_id: str) -> Path:
         return self.document_dir(document_id) / "children.parquet"

@@ -11,8 +11,9 @@ CODE_VERSIONS = {
     # 3: acronym summary; 4: short sections joined; 5: their headings as heading blocks; 6: text inside pictures;
     # 7: a "Tableau …" heading no table adopts stays a heading; 8: PDF line and cell boxes, page sizes;
     # 9: a paragraph the layout cut mid-sentence joined again; 10: a group of short sections stays within its
-    # first section's heading (a heading with subsections starts its own)
-    "parents": "10",
+    # first section's heading (a heading with subsections starts its own); 11: the document's identity (title,
+    # insurer, product, branch, type, edition) read from the stored conversion and the PDF's metadata
+    "parents": "11",
     "children": "3",  # 3: the parent's boxes of each child
     "dense_embeddings": "1",
     "lexical_index": "1",

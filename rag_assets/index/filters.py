@@ -33,6 +33,10 @@ class SearchFilters:
     groups: tuple[str, ...] = field(default=(PUBLIC_GROUP,))
     effective_from: str | None = None  # ISO dates, inclusive; undated documents are excluded
     effective_to: str | None = None
+    # What names a document (parsing/identity.py): matched against each published document's
+    # identity by the knowledge base, which narrows `document_ids` to them before the engines run.
+    insurers: tuple[str, ...] = ()
+    branches: tuple[str, ...] = ()
 
     @classmethod
     def from_dict(cls, filters: dict | None, groups=None) -> "SearchFilters":
@@ -57,6 +61,8 @@ class SearchFilters:
             groups=tuple(sorted({PUBLIC_GROUP, *reader_groups(groups)})),
             effective_from=_iso(filters.pop("effective_from", None)),
             effective_to=_iso(filters.pop("effective_to", None)),
+            insurers=as_tuple("insurers") or as_tuple("insurer"),
+            branches=as_tuple("branches") or as_tuple("branch"),
         )
         if filters:
             raise ValueError(f"unknown filter(s): {', '.join(sorted(filters))}")

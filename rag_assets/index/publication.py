@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable, Hashable
 
 from rag_assets.object_store import ObjectStore
-from rag_assets.store import ACRONYMS_FILE, KnowledgeStore, file_lock, read_json, write_json_atomic
+from rag_assets.store import ACRONYMS_FILE, IDENTITY_FILE, KnowledgeStore, file_lock, read_json, write_json_atomic
 
 PUBLISHED_FILE = "published.json"
 # A writer refused this many times in a row (others kept flipping first) gives up.
@@ -99,6 +99,8 @@ def publish(store: KnowledgeStore, document_id: str, version: str, counts: dict)
         shutil.copy2(store.children_path(document_id), staging / "children.parquet")
         if store.acronyms_path(document_id).exists():  # readers make it from the parents otherwise
             shutil.copy2(store.acronyms_path(document_id), staging / ACRONYMS_FILE)
+        if store.identity_path(document_id).exists():  # readers fall back to the conversion's title
+            shutil.copy2(store.identity_path(document_id), staging / IDENTITY_FILE)
         staging.replace(target)
     entry = {
         "version": version,

@@ -46,7 +46,8 @@ Names = Annotated[list[NonEmpty], BeforeValidator(_one_or_many), Field(min_lengt
 class Sidecar(BaseModel):
     """The keys a sidecar may hold. ``amends``/``supersedes`` name other documents by file name
     (index/amendments.py); ``insurer``, ``product`` and ``reference`` name this one
-    (retrieve/scope.py IDENTITY_FIELDS)."""
+    (retrieve/scope.py IDENTITY_FIELDS); they, ``title``, ``document_type``, ``branch`` and ``edition``
+    override what is read from the document (parsing/identity.py)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True, coerce_numbers_to_str=True)
 
@@ -60,6 +61,8 @@ class Sidecar(BaseModel):
     insurer: NonEmpty | None = None
     product: NonEmpty | None = None
     reference: NonEmpty | None = None
+    branch: NonEmpty | None = None  # the line of insurance (auto, habitation, santé…)
+    edition: NonEmpty | None = None
 
     @field_validator("allowed_groups", mode="before")
     @classmethod
@@ -88,7 +91,7 @@ class Sidecar(BaseModel):
 
 KEYS = tuple(Sidecar.model_fields)
 # kept as they are in the source record's `extra`: the documents named, the identity fields
-EXTRA_KEYS = ("amends", "supersedes", "insurer", "product", "reference")
+EXTRA_KEYS = ("amends", "supersedes", "insurer", "product", "reference", "branch", "edition")
 
 
 def sidecar_path(path: Path) -> Path:

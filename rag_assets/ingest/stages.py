@@ -24,7 +24,7 @@ from rag_assets.index.amendments import RefusedAmendment, refused_at_ingest, tar
 from rag_assets.index.dense import DenseIndex
 from rag_assets.index.lexical import LexicalDoc, LexicalIndex
 from rag_assets.index.publication import publish, published_version, withdraw
-from rag_assets.index.records import SourceRecord, document_title, load_source_record
+from rag_assets.index.records import SourceRecord, document_identity, document_title, load_source_record
 from rag_assets.index.rows import CHILD_JSON_COLUMNS, PARENT_JSON_COLUMNS, read_rows, write_rows
 from rag_assets.ingest import refusals
 from rag_assets.ingest.boxes import PdfText
@@ -32,7 +32,8 @@ from rag_assets.ingest.chunking import ParentChunker
 from rag_assets.ingest.sections import Parent, build_parents, picture_text
 from rag_assets.ingest.sources import document_version, ingest_source, metadata_top
 from rag_assets.parsing.budget import check_tokens
-from rag_assets.parsing.convert import convert_and_save_with_limit, load_document
+from rag_assets.parsing.convert import convert_and_save_with_limit, load_document, pdf_metadata
+from rag_assets.parsing.identity import DocumentIdentity, read_identity
 from rag_assets.settings import Settings
 from rag_assets.store import KnowledgeStore, read_json, write_json_atomic
 from rag_assets.text.acronyms import DocumentAcronyms
@@ -222,6 +223,8 @@ def run_parents(settings: Settings, document_id: str) -> StageResult:
             layout.close()
     docling_manifest = read_json(store.docling_dir(document_id) / "manifest.json")
     source_sha = docling_manifest["source_sha256"]
+    # read here, from the stored conversion and the PDF's metadata: never a reason to convert again
+    identity = document_identity_of(document, record, docling_manifest.get("title"))
     provenance = {
         "document_id": document_id,
         "source_sha256": source_sha,
@@ -247,6 +250,13 @@ def run_parents(settings: Settings, document_id: str) -> StageResult:
             },
         },
     )
+    write_json_atomic(
+        store.identity_path(document_id),
+        {
+            "identity": identity.model_dump(),
+            "provenance": {"document_id": document_id, "code_version": CODE_VERSIONS["parents"]},
+        },
+    )
     body = _body_items(document)
     placed = Counter(r for p in parents for r in p.item_refs)
     lost = [ref for ref in body if placed[ref] == 0]
@@ -256,8 +266,14 @@ def run_parents(settings: Settings, document_id: str) -> StageResult:
     pictures = [item for item in document.pictures if item.content_layer == ContentLayer.BODY]
     bare = [item for item in pictures if not item.caption_text(document).strip()]
     return StageResult(
-        data_version=short_id([p.parent_id for p in parents]),
+        data_version=short_id([p.parent_id for p in parents], identity.model_dump()),
         metadata={
+            "title": identity.title,
+            "insurer": identity.insurer,
+            "product": identity.product,
+            "branch": identity.branch,
+            "document_type": identity.document_type,
+            "edition": identity.edition,
             "parents": len(parents),
             "tables": sum(p.table_count for p in parents),
             "pictures": len(pictures),
@@ -279,6 +295,18 @@ def run_parents(settings: Settings, document_id: str) -> StageResult:
             ),
         },
     )
+
+
+def document_identity_of(document, record: SourceRecord, conversion_title: str | None) -> DocumentIdentity:
+    """What names the document, read from its converted text and the PDF's metadata, under
+    what its sidecar says (`record`)."""
+    metadata = pdf_metadata(Path(record.stored_path)) if record.media_type == "application/pdf" else {}
+    given = {
+        **record.extra,
+        "document_type": record.document_type,
+        "title": record.title if record.title_given else None,
+    }
+    return read_identity(document, metadata, conversion_title).with_sidecar(given)
 
 
 def _body_items(document) -> dict[str, DocItem]:
@@ -352,8 +380,11 @@ def run_children(settings: Settings, document_id: str) -> StageResult:
         refusals.record_refusal(store, document_id, record.sha256, settings, exc)
         raise
     refusals.clear_refusal(store, document_id)
-    # what readers get with a version: the texts, and where a PDF prints them (new boxes, new version)
-    version = short_id(sorted(c.child_id for c in children), [c.boxes for c in children])
+    # what readers get with a version: the texts, where a PDF prints them (new boxes, new version)
+    # and what names the document (a title read anew is shown in citations: a new version)
+    version = short_id(
+        sorted(c.child_id for c in children), [c.boxes for c in children], document_identity(store, record)
+    )
     rows = [{**c.to_row(), "version": version} for c in children]
     provenance = {
         "document_id": document_id,

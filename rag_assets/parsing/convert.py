@@ -216,7 +216,7 @@ def convert_and_save(
         "tables": len(document.tables),
         "pictures": len(document.pictures),
         "detected_language": detect_language(text),
-        "title": None if records else document_title(document, _metadata_title(source_path)),
+        "title": None if records else document_title(document, pdf_metadata(source_path).get("Title") or None),
         **structure,
         **text_layer.to_manifest(),
         "warnings": text_layer.warnings(),
@@ -228,14 +228,15 @@ def convert_and_save(
     return ConversionResult(document=document, manifest=manifest)
 
 
-def _metadata_title(source_path: Path) -> str | None:
+def pdf_metadata(source_path: Path) -> dict[str, str]:
+    """A PDF's document information (Title, Author…); {} for any other file."""
     if source_path.suffix.lower() != ".pdf":
-        return None
+        return {}
     import pypdfium2
 
     pdf = pypdfium2.PdfDocument(str(source_path))
     try:
-        return pdf.get_metadata_dict().get("Title") or None
+        return {key: value for key, value in pdf.get_metadata_dict().items() if value}
     finally:
         pdf.close()
 

@@ -8,7 +8,7 @@ protection policies), or a store that holds no document of that branch ("le rend
 assurance vie" against health and home policies), is not answered by those documents however
 many words it shares with them. The gate weighs this (`answering/gate.py`, `off_lines`).
 
-The vocabulary is the lines' own subject words (what is insured, who is covered), not the
+The vocabulary (`text/branches.py`) is the lines' own subject words (what is insured, who is covered), not the
 words every policy writes (garantie, sinistre, franchise). A document covers a branch when
 its identity (title, file name, sidecar) or one of its section headings names it, or when at
 least `SHARE` of its passages write one of the branch's words and at least `RELATIVE` of its
@@ -20,26 +20,9 @@ policy.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
-from rag_assets.retrieve.query import analyze
+from rag_assets.text.branches import branch_terms, branches_of_text
 
-BRANCHES = {
-    "auto": "voiture voitures véhicule véhicules automobile auto autos moto motos scooter conducteur conductrice "
-    "conduite pare-brise carrosserie bonus-malus dépanneuse remorquage crevaison circulation",
-    "habitation": "habitation logement logements maison maisons appartement appartements locataire propriétaire "
-    "cambriolage mobilier multirisque toiture canalisation résidence",
-    "santé": "santé mutuelle soins dentaire dentiste optique lunettes pharmacie consultation orthodontie "
-    "hospitalisation hôpital kinésithérapeute ostéopathe",
-    "animaux": "chien chiens chat chats animal animaux vétérinaire chiot chaton",
-    "prévoyance": "prévoyance décès invalidité incapacité arrêt obsèques rente",
-    "emprunteur": "prêt prêts emprunt emprunteur crédit mensualités",
-    "protection juridique": "juridique litige litiges avocat tribunal procès contentieux",
-    "chasse": "chasse chasseur chasseurs fusil gibier battue",
-    "navigation": "bateau bateaux voilier navigation plaisance navire",
-    "épargne": "épargne placement placements rendement capitalisation",
-    "voyage": "voyage voyages séjour annulation vacances",
-}
 SHARE = 0.15  # of a document's passages writing one of a branch's words, for the document to cover it
 RELATIVE = 0.2  # ... and of the share of the branch its passages write most (both compared by the gate's
 # cross-validated log loss, evaluations/gate/README.md: a share of 0.1 did worse)
@@ -58,17 +41,6 @@ _HELD = re.compile(
 def held_lines(text: str, language: str = "fr") -> frozenset[str]:
     """The lines of the contracts the reader says they hold ("mon assurance auto Groupama": auto)."""
     return frozenset(b for m in _HELD.finditer(text or "") for b in branches_of_text(m.group(), language))
-
-
-@lru_cache(maxsize=4)
-def branch_terms(language: str = "fr") -> dict[str, frozenset[str]]:
-    return {branch: frozenset(analyze(words, language)) for branch, words in BRANCHES.items()}
-
-
-def branches_of_text(text: str, language: str = "fr") -> frozenset[str]:
-    """The branches whose words `text` writes."""
-    terms = set(analyze(text or "", language))
-    return frozenset(branch for branch, words in branch_terms(language).items() if words & terms)
 
 
 def document_branches(

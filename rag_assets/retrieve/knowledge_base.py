@@ -25,7 +25,7 @@ from rag_assets.index.dense import DenseIndex
 from rag_assets.index.filters import SearchFilters
 from rag_assets.index.lexical import LexicalIndex
 from rag_assets.index.publication import pointer, read_publication
-from rag_assets.index.records import PUBLIC_GROUP, document_title, load_source_record
+from rag_assets.index.records import PUBLIC_GROUP, document_identity, document_title, load_source_record
 from rag_assets.recent import Recent
 from rag_assets.retrieve.branches import branches_of_text, document_branches, held_lines
 from rag_assets.retrieve.corpus import PublishedCorpus, document_acronyms
@@ -104,6 +104,7 @@ class ParentHit:
         return asdict(self)
 
 
+NO_DOCUMENT = "(no document)"  # an id filters name when nothing matches: ids end with a hash, never so
 # A term in more than this share of the children is a common word, not a name.
 COMMON_SHARE = 0.02
 GLOSSARY_LEAD = 2  # definitions of the asked term leading the ranking (a comparison's two policies)
@@ -149,6 +150,7 @@ class KnowledgeBase:
         self.retrievals: Recent[RetrievalTrace] = Recent(CACHED_RETRIEVALS)
         self.query_limits = load_settings()  # RAG_ASSETS_MAX_QUERY_*, read once, not at every question
         self.documents: dict[str, dict] = {}
+        self.identities: dict[str, dict] = {}  # document id -> what names it (parsing/identity.py)
         # Hits skipped by the last search because their version is not the published one.
         self.last_excluded: list[dict] = []
         self._stamp: Hashable | None = None
@@ -198,19 +200,24 @@ class KnowledgeBase:
         if stamp == self._stamp:
             return
         publication = read_publication(self.store)
-        documents = {}
+        documents, identities = {}, {}
         for document_id, entry in publication.items():
             if (self.published.get(document_id) or {}).get("version") == entry["version"]:
                 documents[document_id] = self.documents[document_id]
+                identities[document_id] = self.identities[document_id]
                 continue
             record = load_source_record(self.store, document_id)
-            documents[document_id] = {**record.to_dict(), "title": document_title(self.store, record)}
+            folder = self.store.root / entry["path"]  # what the published version read
+            documents[document_id] = {**record.to_dict(), "title": document_title(self.store, record, folder)}
+            identities[document_id] = document_identity(self.store, record, folder)
         if check:
             self._check(publication)
         self.corpus.update(publication, {d: record["title"] for d, record in documents.items()})
-        self.published, self.documents = publication, documents
+        self.published, self.documents, self.identities = publication, documents, identities
         self._versions = tuple(sorted((document_id, entry["version"]) for document_id, entry in publication.items()))
-        self._identities = DocumentIdentities.of(documents, load_thesaurus())
+        self._identities = DocumentIdentities.of(
+            {d: {**record, "identity": identities[d]} for d, record in documents.items()}, load_thesaurus()
+        )
         if self.use_acronyms:  # the corpus's "Long Form (ACR)" pairs + the thesaurus's acronyms
             thesaurus = load_thesaurus()
             fingerprint = thesaurus_fingerprint(thesaurus)
@@ -300,6 +307,11 @@ class KnowledgeBase:
         """A published document's record (file, title, language, type, dates, groups, sha256)."""
         return self.documents.get(document_id, {})
 
+    def identity(self, document_id: str) -> dict:
+        """What names a published document, as read from it (title, insurer, distributor,
+        product, branch, document_type, edition; parsing/identity.py); {} when it was not read."""
+        return self.identities.get(document_id, {})
+
     def document_ids(self) -> list[str]:
         return sorted(self.documents)
 
@@ -317,7 +329,9 @@ class KnowledgeBase:
         if key not in self._branches:
             record = self.document(document_id)
             language = record.get("language") or "fr"
-            identity = identity_text(record)
+            # what names it, and the line it names ("Protection santé animale": animaux)
+            read = self.identity(document_id)
+            identity = f"{identity_text({**record, 'identity': read})} {read.get('branch') or ''}"
             headings = "\n".join(
                 dict.fromkeys(h for parent in self.parents_of(document_id) for h in parent.get("heading_path") or [])
             )
@@ -414,6 +428,7 @@ class KnowledgeBase:
         limit = candidates or self.candidates
         with self._lock:
             self._refresh()
+            parsed = self._of_identity(parsed)
             kept = self.retrievals.get(self._retrieval_key(query, parsed, limit, term_weights))
         if kept is not None:
             self.last_excluded = kept.excluded
@@ -533,6 +548,28 @@ class KnowledgeBase:
         )
         self.retrievals.put(key, trace)
         return trace
+
+    def _of_identity(self, filters: SearchFilters) -> SearchFilters:
+        """Filters by insurer or branch as the documents whose identity matches (an insurer
+        filter "Allianz" holds "Allianz Vie" and "Allianz IARD"); none matching, none searched."""
+        if not (filters.insurers or filters.branches):
+            return filters
+
+        def folded(text) -> str:
+            return " ".join(analyze(str(text or ""), "fr"))
+
+        def matches(document_id: str) -> bool:
+            identity = self.identities.get(document_id) or {}
+            names = [folded(identity.get(key)) for key in ("insurer", "distributor")]
+            insurer = not filters.insurers or any(
+                f" {folded(wanted)} " in f" {name} " for wanted in filters.insurers for name in names if name
+            )
+            branch = not filters.branches or folded(identity.get("branch")) in {folded(b) for b in filters.branches}
+            return insurer and branch
+
+        chosen = [d for d in (filters.document_ids or self.documents) if d in self.documents and matches(d)]
+        # an id no document has: the engines read an empty tuple as "every document"
+        return dataclasses.replace(filters, document_ids=tuple(chosen) or (NO_DOCUMENT,))
 
     def _retrieval_key(
         self, query: AnalyzedQuery, filters: SearchFilters, limit: int, term_weights: dict[str, float] | None

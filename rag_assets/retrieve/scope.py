@@ -51,6 +51,7 @@ GENERIC = (
     "insurance contract guarantees table"
 )
 IDENTITY_FIELDS = ("insurer", "product", "reference")  # sidecar keys that name a document
+READ_IDENTITY_FIELDS = ("insurer", "distributor", "product")  # ... and fields read from it
 _EXTENSION = re.compile(r"\.(pdf|docx?|html?|md|pptx|jsonl)$", re.IGNORECASE)
 _FILE_NOISE = re.compile(r"\b(19|20)\d\d\b|\bnd\b", re.IGNORECASE)  # a year, "n.d." (no date)
 _WORD = re.compile(r"[\w'’-]+")
@@ -108,13 +109,16 @@ class Scope:
 
 
 def identity_text(record: dict) -> str:
-    """What names a document: its title, its file name (no extension, year or separators) and
-    the sidecar's identity fields."""
+    """What names a document: its title, its file name (no extension, year or separators), the
+    sidecar's identity fields and the insurer, distributor and product read from the document
+    (parsing/identity.py: "chez Allianz" names the policy a broker sells for Allianz IARD)."""
     extra = record.get("extra") or {}
+    read = record.get("identity") or {}
     # the extension goes before the separators do, or "x.pdf" leaves the name "pdf"
     file_name = re.sub(r"[_.-]+", " ", _EXTENSION.sub("", record.get("file_name") or ""))
     names = [record.get("title") or "", _FILE_NOISE.sub(" ", file_name)]
-    return " ".join(names + [str(extra[key]) for key in IDENTITY_FIELDS if extra.get(key)])
+    names += [str(extra[key]) for key in IDENTITY_FIELDS if extra.get(key)]
+    return " ".join(names + [str(read[key]) for key in READ_IDENTITY_FIELDS if read.get(key)])
 
 
 @dataclass

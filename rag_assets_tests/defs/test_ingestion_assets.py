@@ -181,3 +181,17 @@ def test_an_empty_store_is_built_although_the_instance_recorded_the_documents(sa
     assert KnowledgeBase.open(elsewhere.store).search("provisions techniques", k=1)
     # and the first store, whose files are all there, is still left alone
     assert {o.status for o in ingest([target.path], settings, instance)} == {"unchanged"}
+
+
+def test_the_identity_read_at_the_parents_stage_is_published_and_filters_search(sample_kb):
+    settings, _, outcomes = sample_kb
+    kb = KnowledgeBase.open(settings.store)
+    police = next(o.document_id for o in outcomes if o.document_id.startswith("police-habitation"))
+    identity = kb.identity(police)
+    # the sidecar's title and type win; the branch is read from the document
+    assert identity["title"] == "Contrat Habitation Multirisque – Conditions générales"
+    assert identity["document_type"] == "policy" and identity["branch"] == "habitation"
+    hits = kb.search("franchise", k=5, filters={"branch": "habitation"})
+    assert police in {h.document_id for h in hits}
+    assert {kb.identity(h.document_id)["branch"] for h in hits} == {"habitation"}
+    assert kb.search("franchise", k=5, filters={"insurer": "Assureur Inconnu"}) == []

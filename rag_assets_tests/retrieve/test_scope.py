@@ -237,3 +237,18 @@ def test_a_name_in_two_words_matches_its_one_word_spelling_in_a_file_name():
         AnalyzedQuery.of("Mon contrat Swiss Life prévoit-il une rente ?", "fr"), lambda t: True, lambda t: False
     )
     assert "disability" in found.document_ids and "car" not in found.document_ids
+
+
+def test_the_insurer_read_from_a_legal_notice_names_a_document_its_title_does_not():
+    read = DocumentIdentities.of(
+        {
+            **DOCUMENTS,
+            "auto": {
+                "title": "Assurance Automobile – Dispositions générales",
+                "file_name": "dg-auto-2022.pdf",
+                "identity": {"insurer": "Zeta IARD", "distributor": "Courtiers Réunis", "branch": "auto"},
+            },
+        }
+    )
+    question = AnalyzedQuery.of("Chez Zeta, mon pare-brise est-il couvert ?", "fr")
+    assert read.scope(question, lambda t: True, lambda t: False).document_ids == ("auto",)
