@@ -90,7 +90,10 @@ def _lexicon() -> _Lexicon:
         rf"(?:{alt(p.nouns)}(?:\s+(?!{alt(p.new_subject)}){word}){{0,4}}?\s+{alt(p.copulas)}\s+{alt(p.value_links)}"
         rf"|\s+{alt(p.amounts_to)}"
         rf"|{alt(p.sets)}\s+{alt(p.articles)}\s+{word}(?:\s+{word})?\s+{alt(p.links)}"
-        rf"|{alt(p.covers)}\s+(?:\w+\s+){{0,3}}?{alt(p.up_to)}"
+        rf"|{alt(p.covers)}(?:\s+(?:\w+\s+){{0,3}}?{alt(p.up_to)})?"
+        # a definite noun phrase names the policy's own value: "le plafond de 5 000 €", "la franchise
+        # de 300 €" (an indefinite "une franchise de 800 €" is the reader's case)
+        rf"|(?:^|\s){alt(p.definite)}\s*{alt(p.nouns)}(?:\s+(?!{alt(p.new_subject)}){word}){{0,3}}?\s+{alt(p.links)}"
         rf"|{alt(p.covered_copulas)}\s+{alt(p.covered)}\s+{alt(p.covered_links)})"
         rf"\s*(?:{alt(p.hedges)}\s+)?$"
     )

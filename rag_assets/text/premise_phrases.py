@@ -75,6 +75,7 @@ class ParameterPhrases(_Strict):
     amounts_to: Phrases  # s'élève à
     sets: Phrases  # prévoit, fixe…
     articles: Phrases  # une, le… (after "prévoit")
+    definite: Phrases  # le, la, votre… (before the noun: "le plafond de 5 000 €" is the policy's)
     links: Phrases  # de, d', à (after "prévoit une franchise")
     covers: Phrases  # couvre, rembourse… (then "jusqu'à")
     up_to: Phrases  # jusqu'à

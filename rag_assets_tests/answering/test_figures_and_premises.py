@@ -99,6 +99,11 @@ def test_only_the_figures_a_question_takes_for_granted_are_premises(question, as
         ("Mon contrat prévoit une franchise de 300 €, que me rembourse-t-on pour un vol ?", ["300 €"]),
         ("La garantie couvre jusqu'à 5 000 €, donc mon vélo à 3 000 € est couvert ?", ["5 000 €"]),
         ("Les frais d'obsèques sont remboursés jusqu'à 1 500 € : que dois-je envoyer ?", ["1 500 €"]),
+        # a definite noun phrase, "étant de", a cover verb right before its figure
+        ("Avec le plafond de 5 000 € pour les bijoux, que me rembourse-t-on pour une bague ?", ["5 000 €"]),
+        ("Que fournir pour obtenir le capital décès de 50 000 € ?", ["50 000 €"]),
+        ("Le préavis de résiliation étant de 3 mois, quand dois-je écrire ?", ["3 mois"]),
+        ("Comme le contrat rembourse 150 % de la BR, combien pour une consultation ?", ["150 %"]),
         # the reader's own case: what the lessor kept, the option they chose
         ("Le loueur me retient une franchise de 800 € : combien me rembourse-t-on ?", []),
         ("Ma garantie a une franchise de 15 jours : s'applique-t-elle après 3 nuits d'hôpital ?", []),
