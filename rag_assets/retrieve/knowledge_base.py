@@ -429,6 +429,8 @@ class KnowledgeBase:
         with self._lock:
             self._refresh()
             parsed = self._of_identity(parsed)
+            # what the retrieval is kept under: scope and thesaurus follow from it and the versions
+            asked_filters, asked_weights = parsed, term_weights
             kept = self.retrievals.get(self._retrieval_key(query, parsed, limit, term_weights))
         if kept is not None:
             self.last_excluded = kept.excluded
@@ -453,7 +455,9 @@ class KnowledgeBase:
         excluded: list[dict] = []
         with self._lock:
             self._refresh()
-            key = self._retrieval_key(query, parsed, limit, term_weights)  # the versions searched
+            # the versions searched; the filters and weights asked, not those scope and thesaurus
+            # made of them, or a question they change would never be found again
+            key = self._retrieval_key(query, asked_filters, limit, asked_weights)
             # over-fetch: hits of an unpublished version are dropped after retrieval
             started = time.perf_counter()
             lexical = self._each_side(

@@ -69,6 +69,23 @@ def test_a_repeated_question_is_served_from_the_recent_retrievals(kb):
     assert kb.retrievals.hits == 1 and len(kb.retrievals) == 4
 
 
+def test_a_question_scope_or_thesaurus_changes_is_served_from_the_recent_retrievals_too(kb):
+    """Scope narrows the filters and the thesaurus adds term weights after the look-up: the
+    retrieval is kept under what was asked, so such a question is found again."""
+    client = type(kb)(kb.store, kb.embedder_spec, use_thesaurus=True)
+    asked = [
+        *QUESTIONS,
+        ("Dans le contrat de maintenance MX-200, quel est le préavis de résiliation ?", None, None),
+        ("franchise dégât des eaux", None, None),
+    ]
+    first = {q: [h.to_dict() for h in client.search(q, k=10, filters=f, groups=g)] for q, f, g in asked}
+    traces = [client.retrieve(q, f, g) for q, f, g in asked]
+    assert any(t.scope.document_ids for t in traces) and any(t.expansions.get("added") for t in traces)
+    assert client.retrievals.hits == len(asked)
+    again = {q: [h.to_dict() for h in client.search(q, k=10, filters=f, groups=g)] for q, f, g in asked}
+    assert client.retrievals.hits == 2 * len(asked) and again == first
+
+
 def test_a_change_of_the_published_versions_is_retrieved_afresh(kb, tmp_path):
     copy = tmp_path / "store"
     shutil.copytree(kb.store.root, copy, ignore=shutil.ignore_patterns("dagster"))
