@@ -182,7 +182,7 @@ def run_docling_document(settings: Settings, document_id: str) -> StageResult:
 
 
 def refuse_again_if_unchanged(store: KnowledgeStore, document_id: str, settings: Settings) -> None:
-    """Issue 13: a document refused for a budget fails at once, with the same message, while
+    """A document refused for a budget fails at once, with the same message, while
     its bytes and the budget are those of the refusal."""
     if not refusals.refusal_path(store, document_id).exists():
         return

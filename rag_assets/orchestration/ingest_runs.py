@@ -148,7 +148,7 @@ def _warnings(metadata: Mapping[str, Mapping[str, Any]]) -> list[str]:
 
 
 def refused_for_budget(events: Iterable) -> bool:
-    """Issue 13: the run's failed step was refused for a budget (its Failure names the setting)."""
+    """The run's failed step was refused for a budget (its Failure names the setting)."""
     for event in events:
         if event.event_type == DagsterEventType.STEP_FAILURE:
             data = event.step_failure_data.user_failure_data

@@ -3,7 +3,7 @@ reader asks for them instead of held in memory for the whole store.
 
 A client of a store of a few hundred policies touches the handful of documents its hits
 fall in; reading every parent and child at open cost most of its start-up time and memory
-(issue 10: 19 s and ~1 GB at 100 k children). A search reads only the rows it shows:
+(tens of seconds and about a gigabyte at 100 k children). A search reads only the rows it shows:
 `parents` and `children` read the ids asked of each document in one filtered read of its
 file, and keep the last `CACHED_ROWS` rows (a store of a thousand documents made reading
 and decoding whole documents per hit the part of a search that grew with the store). A
