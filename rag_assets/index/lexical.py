@@ -151,21 +151,30 @@ class LexicalIndex:
         return clauses
 
     def build_query(
-        self, text: str, filters: SearchFilters, weights: dict[str, float] | None = None
+        self,
+        text: str,
+        filters: SearchFilters,
+        weights: dict[str, float] | None = None,
+        language: str | None = None,
     ) -> tantivy.Query | None:
         """OR of the analyzed query terms in each language field, AND the filters.
 
         `weights` maps raw query words (before analysis) to a boost, for query expansion.
+        `language` is the query's: its stop words are dropped from every field, or a French
+        question's "de", "en", "du" become rare, heavy terms of the English field and rank
+        first whatever English page quotes French names (a list of company legal forms).
         """
         weights = weights or {}
         should: list[tuple[tantivy.Occur, tantivy.Query]] = []
         words = [(w, 1.0) for w in text.split()] + [(w, b) for w, b in weights.items() if w not in text.split()]
-        for language, field_name in TEXT_FIELDS.items():
-            if filters.languages and language not in filters.languages:
+        for field_language, field_name in TEXT_FIELDS.items():
+            if filters.languages and field_language not in filters.languages:
                 continue
             for word, boost in words:
                 boost = weights.get(word, boost)
-                for token in self.analyze(word, language):
+                if language in self._analyzers:
+                    word = " ".join(w for w in _WORDS.findall(word) if self.analyze(w, language))
+                for token in self.analyze(word, field_language):
                     query = tantivy.Query.term_query(self.schema, field_name, token)
                     should.append(
                         (tantivy.Occur.Should, tantivy.Query.boost_query(query, boost) if boost != 1.0 else query)
@@ -210,10 +219,16 @@ class LexicalIndex:
         return query is not None and self.index.searcher().search(query, limit=1, count=True).count > 0
 
     def search(
-        self, text: str, filters: SearchFilters, limit: int = 20, weights=None, phrase: bool = False
+        self,
+        text: str,
+        filters: SearchFilters,
+        limit: int = 20,
+        weights=None,
+        phrase: bool = False,
+        language: str | None = None,
     ) -> list[dict]:
         """BM25 over the analyzed terms; with `phrase`, only children holding the exact phrase."""
-        query = self.phrase_query(text, filters) if phrase else self.build_query(text, filters, weights)
+        query = self.phrase_query(text, filters) if phrase else self.build_query(text, filters, weights, language)
         if query is None:
             return []
         searcher = self.index.searcher()

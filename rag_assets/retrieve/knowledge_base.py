@@ -463,7 +463,9 @@ class KnowledgeBase:
             lexical = self._each_side(
                 sides or [parsed],
                 lambda f: self._published_only(
-                    self.lexical.search(text, f, limit=2 * limit, weights=term_weights), "bm25", excluded
+                    self.lexical.search(text, f, limit=2 * limit, weights=term_weights, language=query.language),
+                    "bm25",
+                    excluded,
                 )[:limit],
             )
             feedback = self._feedback(text, lexical, query.language) if self.feedback else {}
@@ -471,7 +473,13 @@ class KnowledgeBase:
                 lexical = self._each_side(
                     sides or [parsed],
                     lambda f: self._published_only(
-                        self.lexical.search(text, f, limit=2 * limit, weights={**feedback, **(term_weights or {})}),
+                        self.lexical.search(
+                            text,
+                            f,
+                            limit=2 * limit,
+                            weights={**feedback, **(term_weights or {})},
+                            language=query.language,
+                        ),
                         "bm25",
                         excluded,
                     )[:limit],
@@ -490,7 +498,9 @@ class KnowledgeBase:
             )
             term = defined_term(query.text) if self.use_definitions else None
             defining = (
-                self._published_only(self.lexical.search(term, parsed, limit=limit), "definition", excluded)
+                self._published_only(
+                    self.lexical.search(term, parsed, limit=limit, language=query.language), "definition", excluded
+                )
                 if term
                 else []
             )

@@ -46,6 +46,19 @@ def test_french_and_english_documents_are_both_searchable(index):
     assert index.search("flood deductible", SearchFilters())[0]["child_id"] == "c3"
 
 
+def test_a_questions_stop_words_weigh_nothing_in_the_other_languages_field(tmp_path):
+    lexical = LexicalIndex(tmp_path / "tantivy")
+    quoting = "in the case of France: 'société anonyme', 'société d'assurance mutuelle', 'société en commandite'"
+    lexical.stage_version("en", "v1", [doc("e1", "en", quoting, language="en")], keep=set())
+    lexical.stage_version(
+        "fr", "v1", [doc("f1", "fr", "L'assureur peut résilier en cas d'aggravation du risque.")], keep=set()
+    )
+    question = "Que peut faire l'assureur en cas d'aggravation du risque ?"
+    # French stop words are rare in the English field: without the question's language they count there
+    assert {h["child_id"] for h in lexical.search(question, SearchFilters())} == {"e1", "f1"}
+    assert [h["child_id"] for h in lexical.search(question, SearchFilters(), language="fr")] == ["f1"]
+
+
 def test_filters_apply_inside_the_engine(index):
     assert [h["child_id"] for h in index.search("sinistres primes", SearchFilters())] == []
     assert [h["child_id"] for h in index.search("sinistres primes", SearchFilters(groups=("public", "claims")))] == [
