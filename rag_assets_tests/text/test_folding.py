@@ -1,0 +1,33 @@
+"""Folding of accents and case: one word written several ways compares equal."""
+
+import pytest
+
+from rag_assets.text.folding import fold, fold_alphanumeric
+
+
+@pytest.mark.parametrize(
+    "written, folded",
+    [
+        ("Assuré", "assure"),
+        ("ASSURÉ", "assure"),
+        ("Prévoyance Générale", "prevoyance generale"),
+        ("Cœur, maïs, çà", "cœur, mais, ca"),
+        ("Bénéﬁciaire", "beneficiaire"),  # the ligature "ﬁ" a PDF's text layer may hold
+        ("Straße", "strasse"),  # casefold, not lower
+        ("ＰＴＩＡ", "ptia"),  # fullwidth letters
+        ("d’un délai", "d’un delai"),  # apostrophes are the callers' business
+    ],
+)
+def test_fold_drops_accents_and_case(written, folded):
+    assert fold(written) == folded
+
+
+def test_folding_twice_changes_nothing():
+    text = "ÉTÉ ℌ ﬁ İ Straße ²"
+    assert fold(fold(text)) == fold(text)
+
+
+def test_fold_alphanumeric_keeps_letters_digits_and_single_spaces():
+    assert fold_alphanumeric("  Article 3 – Garanties :\tÉtendue ") == "article 3 garanties etendue"
+    assert fold_alphanumeric("L’Assuré") == "lassure"
+
