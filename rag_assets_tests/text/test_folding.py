@@ -2,6 +2,7 @@
 
 import pytest
 
+from rag_assets.answering.figures import fold_keeping_positions
 from rag_assets.text.folding import fold, fold_alphanumeric
 
 
@@ -31,3 +32,14 @@ def test_fold_alphanumeric_keeps_letters_digits_and_single_spaces():
     assert fold_alphanumeric("  Article 3 – Garanties :\tÉtendue ") == "article 3 garanties etendue"
     assert fold_alphanumeric("L’Assuré") == "lassure"
 
+
+@pytest.mark.parametrize("text", ["Indemnité : 5 000 € (cinq mille)", "Straße ﬁn İ", "", "e\u0301té"])
+def test_fold_keeping_positions_keeps_the_length(text):
+    folded = fold_keeping_positions(text)
+    assert len(folded) == len(text)
+    # each character stands for its own folded form's first character
+    assert all(f == (fold(c)[:1] or " ") for c, f in zip(text, folded))
+
+
+def test_fold_keeping_positions_folds_like_fold():
+    assert fold_keeping_positions("Délai d'ATTENTE") == "delai d'attente"
