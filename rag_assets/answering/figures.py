@@ -19,10 +19,11 @@ Used by the premise detection (answering/premises.py) and by the answer evaluati
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
+
+from rag_assets.text.folding import fold
 
 MONEY, PERCENT, DURATION, DATE, NUMBER = "money", "percent", "duration", "date", "number"
 
@@ -180,13 +181,9 @@ def _durations(value: Decimal, unit: str | None) -> list[tuple[str, Decimal]]:
 
 
 def fold_keeping_positions(text: str) -> str:
-    """Accents and case folded, same length as the input (positions stay valid)."""
-    out = []
-    for char in text:
-        decomposed = unicodedata.normalize("NFKD", char)
-        base = "".join(c for c in decomposed if not unicodedata.combining(c))
-        out.append(base[:1].lower() if len(base) >= 1 else " ")
-    return "".join(out)
+    """`fold` character by character, each kept to one character (a lone combining mark
+    becomes a space): same length as the input, so positions stay valid."""
+    return "".join(fold(char)[:1] or " " for char in text)
 
 
 def _readings(integer: str, decimals: str | None, separator: str | None) -> set[Decimal]:

@@ -26,7 +26,6 @@ after the model answered (`ask`).
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cache
@@ -41,6 +40,7 @@ from rag_assets.answering.figures import (
     figures,
     same_figure,
 )
+from rag_assets.text.folding import fold
 
 PREMISE_KINDS = (MONEY, PERCENT, DURATION, DATE)
 PASSAGES = 4  # passages read for the value the sources give (the answer shows fewer)
@@ -135,11 +135,6 @@ class Premise:
         return asdict(self)
 
 
-def _fold(text: str) -> str:
-    text = unicodedata.normalize("NFKD", text or "")
-    return "".join(c for c in text if not unicodedata.combining(c)).lower()
-
-
 def asserted_figures(question: str) -> list[Figure]:
     """The figures the question asserts (see the module's docstring): amounts, rates,
     durations and dates of the confirmation sentence, or of the sentence before it when
@@ -211,14 +206,14 @@ def _column_values(display: str, question: str) -> list[str] | None:
     the question names ("niveau 3", "PJ2", "Essentiel"); None when no header is named."""
     if " : " not in display or " ; " not in display:
         return None
-    folded_question = _fold(question)
+    folded_question = fold(question)
     question_words = set(re.findall(r"\w+", folded_question))
     chosen = []
     for pair in display.rstrip(".").split(" ; "):
         if " : " not in pair:
             continue
         header, cell = pair.split(" : ", 1)
-        words = re.findall(r"\w+", _fold(header))
+        words = re.findall(r"\w+", fold(header))
         if not words:
             continue
         named = all(w in question_words for w in words) if len(words) <= 3 else False
@@ -338,7 +333,7 @@ def _variants(text: str) -> dict[str, set[str]]:
     Plénitude" names the three), and codes by prefix ("P" -> {"P1", "P2"})."""
     out: dict[str, set[str]] = {}
     for match in _lexicon().variant.finditer(text or ""):
-        noun = _fold(match.group(1)).rstrip("s")
+        noun = fold(match.group(1)).rstrip("s")
         first = match.group(2).strip()
         names = {first}
         rest = text[match.end() : match.end() + 120]
@@ -367,7 +362,7 @@ def name_premises(
     for text in context:
         for noun, names in _variants(text).items():
             held.setdefault(noun, set()).update(names)
-    folded_context = _fold(" ".join(context))
+    folded_context = fold(" ".join(context))
     premises = []
     for noun, names in asked.items():
         others = held.get(noun, set())
@@ -376,13 +371,13 @@ def name_premises(
                 continue  # a code ("P4") is checked against the codes of the sources
             if not noun.startswith("code:") and name.isalpha() and name.isupper() and len(name) >= 3:
                 continue  # "niveau APICIL": a name in capitals is an insurer or a product, not a variant
-            if _fold(name) in {_fold(o) for o in others}:
+            if fold(name) in {fold(o) for o in others}:
                 continue
-            if not noun.startswith("code:") and re.search(rf"\b{re.escape(_fold(name))}\b", folded_context):
+            if not noun.startswith("code:") and re.search(rf"\b{re.escape(fold(name))}\b", folded_context):
                 continue  # the name is in the sources, just not after its noun
             if noun.startswith("code:") and re.search(rf"\b{re.escape(name)}\b", " ".join(context)):
                 continue
-            siblings = sorted(o for o in others if _fold(o) != _fold(name))
+            siblings = sorted(o for o in others if fold(o) != fold(name))
             if len(siblings) < (2 if noun.startswith("code:") else 1):
                 continue
             label = name if noun.startswith("code:") else f"« {noun} {name} »"
@@ -593,11 +588,11 @@ def _refused_in_named_column(display: str, question: str) -> tuple[str, str] | N
     cell says no."""
     if " : " not in display:
         return None
-    question_words = set(re.findall(r"\w+", _fold(question)))
+    question_words = set(re.findall(r"\w+", fold(question)))
     pairs = [
         tuple(x.strip() for x in pair.split(" : ", 1)) for pair in display.rstrip(".").split(" ; ") if " : " in pair
     ]
-    headers = [re.findall(r"\w+", _fold(header)) for header, _ in pairs]
+    headers = [re.findall(r"\w+", fold(header)) for header, _ in pairs]
     for (header, cell), words in zip(pairs, headers):
         # the column's name is its header's opening words the question writes: a header may go
         # on with a slogan ("RAQVAM équilibre Compter sur la MAIF en toutes circonstances"); the
@@ -613,12 +608,12 @@ def _refused_in_named_column(display: str, question: str) -> tuple[str, str] | N
 
 
 def _label_pattern(label: str) -> str:
-    words = _fold(label).replace("’", "'").split()
+    words = fold(label).replace("’", "'").split()
     return r"\s+".join(re.escape(w).replace("'", "['’]") + r"s?" for w in words)
 
 
 def _none_of(labels: list[str]) -> re.Pattern[str]:
-    """A passage, folded (`_fold`), saying there is none of a thing named by one of `labels`:
+    """A passage, folded (`fold`), saying there is none of a thing named by one of `labels`:
     "n'a pas de délai d'attente", "ne prévoit pas de franchise"."""
     return re.compile(_lexicon().none_of + "(?:" + "|".join(_label_pattern(label) for label in labels) + r")\b")
 
@@ -643,7 +638,7 @@ def absence_premises(
         )
         pattern = _none_of(labels)
         for unit in units:
-            if pattern.search(_fold(unit.text)):
+            if pattern.search(fold(unit.text)):
                 found.append((score(unit), entry["label"], unit))
     found = [f for f in found if f[0] >= bar]
     if not found:

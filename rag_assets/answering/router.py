@@ -10,10 +10,10 @@ and to judge the need. Without one, the rules below do the same job as well as t
 from __future__ import annotations
 
 import re
-import unicodedata
 
 from rag_assets.answering.model import Route
 from rag_assets.retrieve.query import content_terms, qualified_ids
+from rag_assets.text.folding import fold
 from rag_assets.text.language import detect_language
 
 BUDGETS = {"targeted": 3, "explanation": 5, "comparison": 7}
@@ -151,8 +151,7 @@ _ANAPHORA = re.compile(
 
 
 def _plain(text: str) -> str:
-    text = "".join(c for c in unicodedata.normalize("NFKD", text.lower()) if not unicodedata.combining(c))
-    return " ".join(re.sub(r"[^\w]+", " ", text).split())
+    return " ".join(re.sub(r"[^\w]+", " ", fold(text)).split())
 
 
 def small_talk(message: str) -> str | None:

@@ -22,6 +22,7 @@ import re
 import unicodedata
 
 from rag_assets.retrieve.limits import visible_text
+from rag_assets.text.folding import fold
 
 _PATTERNS = [
     # "ignore(z) les consignes / instructions / règles (précédentes)"
@@ -38,7 +39,7 @@ _PATTERNS = [
 ]
 _REGEX = re.compile("|".join(f"(?:{p})" for p in _PATTERNS), re.IGNORECASE)
 
-# Matched on the folded text (lower case, no accents, straight apostrophes).
+# Matched on the folded text (lower case, no accents, straight apostrophes: `_folded`).
 _ADDRESSEE = r"(?:assistant|assistante|ia|ai|a\.i\.|chatbot|chat ?gpt|gpt|llm|bot|language model|modele de langage)"
 _STRUCTURE = re.compile(
     "|".join(
@@ -78,8 +79,8 @@ def visible(text: str) -> str:
 
 
 def _folded(text: str) -> str:
-    text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
-    return " ".join(text.translate(_APOSTROPHES).lower().split())
+    """`fold(text)` with straight apostrophes and single spaces."""
+    return " ".join(fold(text).translate(_APOSTROPHES).split())
 
 
 def looks_like_instruction(text: str) -> bool:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from rag_assets.answering.model import PARTIAL, SUPPORTED, UNSUPPORTED, VERDICTS, Paragraph
 from rag_assets.answering.safety import without_instructions
 from rag_assets.retrieve.query import analyze, content_terms
+from rag_assets.text.folding import fold
 from rag_assets.text.language import TYPOGRAPHIC_VARIANTS
 
 # ----------------------------------------------------------------- normalisation
@@ -29,8 +30,7 @@ def normalize(text: str) -> str:
     spaces, single spaces: the form in which quotes are looked up."""
     text = unicodedata.normalize("NFKC", text or "").replace("\ufffe", "").replace("\u00ad", "")
     text = text.translate(TYPOGRAPHIC_VARIANTS)
-    text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
-    text = re.sub(r"[^\w%€$]+", " ", text.lower())
+    text = re.sub(r"[^\w%€$]+", " ", fold(text))
     return " ".join(text.split())
 
 

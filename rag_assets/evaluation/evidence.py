@@ -15,6 +15,8 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
+from rag_assets.text.folding import fold
+
 SHINGLE = 4
 SHINGLE_SHARE = 0.5
 _WORD = re.compile(r"\w+")
@@ -23,8 +25,7 @@ _WORD = re.compile(r"\w+")
 @lru_cache(maxsize=65536)
 def words(text: str) -> tuple[str, ...]:
     text = unicodedata.normalize("NFKC", text).replace("\ufffe", "").replace("\u00ad", "")
-    text = "".join(c for c in unicodedata.normalize("NFD", text.casefold()) if not unicodedata.combining(c))
-    return tuple(_WORD.findall(text))
+    return tuple(_WORD.findall(fold(text)))
 
 
 def shingles(tokens: tuple[str, ...], size: int = SHINGLE) -> set[tuple[str, ...]]:

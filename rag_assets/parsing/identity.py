@@ -48,9 +48,10 @@ from docling_core.types.doc import DocItemLabel, DoclingDocument, TextItem
 from docling_core.types.doc.document import ContentLayer
 from pydantic import BaseModel, ConfigDict
 
-from rag_assets.parsing.structure import RUNNING_HEADER_PAGES, _fold
+from rag_assets.parsing.structure import RUNNING_HEADER_PAGES
 from rag_assets.text.analysis import analyze
 from rag_assets.text.branches import branch_terms, branches_of_text
+from rag_assets.text.folding import fold_alphanumeric
 
 RUNNING_PAGES = RUNNING_HEADER_PAGES  # a line printed on this many pages ...
 RUNNING_SHARE = 0.3  # ... and on this share of them is a running header, never a title (a product's name
@@ -142,7 +143,7 @@ _NOT_INSURER = re.compile(
 )
 _LEGAL_FORM = re.compile(r"[\s,–-]+(?:S\.?A\.?S?\.?|SAS|SASU|SA à [\w ]+)$")
 _NOT_NAMES = frozenset(
-    _fold(w)
+    fold_alphanumeric(w)
     for w in "Entreprise Société Siège Le La Les Sa Code Assurances Assureur Nous Vous Votre Contrat Compagnie".split()
 )
 
@@ -237,7 +238,7 @@ def read_identity(
         if document_type and not _document_type(title or ""):
             title = f"{title} – {document_type}"
         sources["title"] = "title block" if title and block_text and title.startswith(block_text) else "product"
-    elif (recorded := _metadata_title(fallback_title, first)) and _fold(recorded) not in running:
+    elif (recorded := _metadata_title(fallback_title, first)) and fold_alphanumeric(recorded) not in running:
         title, sources["title"] = recorded, "conversion"  # no cover to read (Word, HTML, Markdown)
 
     branch = _named_branch(" ".join(filter(None, [title, product])))
@@ -288,7 +289,7 @@ def _running_lines(document: DoclingDocument) -> set[str]:
     """Lines printed on many pages: running headers and footers."""
     pages: dict[str, set[int]] = {}
     for item in document.texts:
-        if item.prov and (folded := _fold(item.text)):
+        if item.prov and (folded := fold_alphanumeric(item.text)):
             pages.setdefault(folded, set()).add(item.prov[0].page_no)
     least = max(RUNNING_PAGES, RUNNING_SHARE * len(document.pages))
     return {text for text, on in pages.items() if len(on) >= least}
@@ -330,7 +331,7 @@ def _title_block(cover: list[_Line], running: set[str], body: float) -> list[_Li
         and not _is_code(_NUMBER.sub("", line.text))
         and not _PAGE.match(line.text)
         and not _SENTENCE.search(line.text)
-        and _fold(line.text) not in running
+        and fold_alphanumeric(line.text) not in running
     ]
     if not candidates:
         return []
@@ -394,8 +395,8 @@ def _metadata_title(title: str | None, first_pages: str) -> str | None:
     title = " ".join(title.split())
     if len(title.split()) < 2 or _BAD_METADATA.match(title) or _is_code(title):
         return None
-    folded = _fold(title).replace(" ", "")
-    if any(folded in _fold(token).replace(" ", "") for token in re.findall(r"\S*_\S*", first_pages)):
+    folded = fold_alphanumeric(title).replace(" ", "")
+    if any(folded in fold_alphanumeric(token).replace(" ", "") for token in re.findall(r"\S*_\S*", first_pages)):
         return None  # the cover's reference code ("DG_Auto_ACHEEL_STD_Mars_2022") with spaces
     words = set(analyze(title))
     printed = set(analyze(first_pages))
@@ -489,13 +490,13 @@ def _clean_name(name: str) -> str | None:
     if other.split()[:1] == first.split()[:1]:
         name = first  # "Allianz Vie et Allianz IARD": two companies, the first named
     words = name.split()
-    while words and (words[-1].islower() or words[-1].isdigit() or _fold(words[-1]) in _NOT_NAMES):
+    while words and (words[-1].islower() or words[-1].isdigit() or fold_alphanumeric(words[-1]) in _NOT_NAMES):
         words.pop()  # "Allianz Vie et" -> "Allianz Vie"; "Acheel Société" -> "Acheel"
-    while words and _fold(words[0]) in _NOT_NAMES - {_fold("Société")}:
+    while words and fold_alphanumeric(words[0]) in _NOT_NAMES - {fold_alphanumeric("Société")}:
         words.pop(0)
     name = " ".join(words)
     name = name.strip(" ,.-–")
-    return name if len(name) >= 3 and _fold(name) not in _NOT_NAMES else None
+    return name if len(name) >= 3 and fold_alphanumeric(name) not in _NOT_NAMES else None
 
 
 def _insurer(document: DoclingDocument, author: str | None) -> tuple[str | None, str | None, str]:
@@ -509,7 +510,7 @@ def _insurer(document: DoclingDocument, author: str | None) -> tuple[str | None,
     def note(counter: Counter, raw: str) -> None:
         name = _clean_name(raw)
         if name:
-            key = _fold(name)
+            key = fold_alphanumeric(name)
             counter[key] += 1
             # the spelling in mixed case ("Mila", not "MILA SA") when the text has one
             if key not in spelled or (spelled[key].isupper() and not name.isupper()):
@@ -517,7 +518,7 @@ def _insurer(document: DoclingDocument, author: str | None) -> tuple[str | None,
 
     for i, text in enumerate(texts):
         for match in _DEFINED.finditer(text):  # "ASSUREUR : désigne la Société suisse santé."
-            key = _fold(match.group(1))
+            key = fold_alphanumeric(match.group(1))
             designated[key] += 1
             spelled.setdefault(key, match.group(1).strip())
         for pattern in _DESIGNATED:
@@ -538,11 +539,11 @@ def _insurer(document: DoclingDocument, author: str | None) -> tuple[str | None,
     else:
         insurer, source = None, ""
         if author and _clean_name(author):
-            written = sum(_fold(author) in _fold(t) for t in texts)
+            written = sum(fold_alphanumeric(author) in fold_alphanumeric(t) for t in texts)
             if written >= 2:  # the person who saved the file is not written in the text
                 insurer, source = author.strip(), "metadata"
     distributor = next(
-        (spelled[k] for k, _ in distributors.most_common() if not insurer or k != _fold(insurer)),
+        (spelled[k] for k, _ in distributors.most_common() if not insurer or k != fold_alphanumeric(insurer)),
         None,
     )
     return insurer, distributor, source

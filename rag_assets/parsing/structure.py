@@ -17,13 +17,13 @@ first page's headings.
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 
 from docling_core.types.doc import DocItemLabel, DoclingDocument, SectionHeaderItem, TableItem, TextItem, TitleItem
 from docling_core.types.doc.document import ContentLayer
 
 from rag_assets.parsing.text_repair import heading_rank
+from rag_assets.text.folding import fold_alphanumeric
 
 # "Titre ........ 12", "Titre ------ 12", "Titre … 12", "Titre 12" (in a run of such lines)
 _LEADERS = r"(?:\s*[.·…_\-–—]{3,}\s*|\s*(?:\.\s){3,}\s*)"
@@ -54,11 +54,6 @@ _BAD_TITLES = re.compile(
 class TocEntry:
     title: str
     page: int
-
-
-def _fold(text: str) -> str:
-    text = unicodedata.normalize("NFKD", text.casefold())
-    return " ".join("".join(c for c in text if c.isalnum() or c.isspace()).split())
 
 
 def _toc_table_entries(table: TableItem, pages: int) -> list[TocEntry] | None:
@@ -185,9 +180,9 @@ def _repeated_headings_contents(document: DoclingDocument) -> list:
     runs of sub-entries leave the body (its page numbers follow, as beside any contents);
     anything else on the page stays."""
     headings = [
-        (item, item.prov[0].page_no, _fold(item.text))
+        (item, item.prov[0].page_no, fold_alphanumeric(item.text))
         for item, _ in document.iterate_items()
-        if isinstance(item, SectionHeaderItem) and item.prov and _fold(item.text)
+        if isinstance(item, SectionHeaderItem) and item.prov and fold_alphanumeric(item.text)
     ]
     repeated: dict[int, list] = {}
     for i, (item, page, folded) in enumerate(headings):
@@ -195,7 +190,9 @@ def _repeated_headings_contents(document: DoclingDocument) -> list:
             f == folded and p > page for _, p, f in headings[i + 1 :]
         ):
             repeated.setdefault(page, []).append(item)
-    pages = {page for page, found in repeated.items() if len({_fold(h.text) for h in found}) >= MIN_TOC_LINES}
+    pages = {
+        page for page, found in repeated.items() if len({fold_alphanumeric(h.text) for h in found}) >= MIN_TOC_LINES
+    }
     return [
         item
         for item, _ in document.iterate_items()
@@ -405,12 +402,12 @@ def _headings_from_page_headers(document: DoclingDocument, entries: list[TocEntr
       totale lorsque…" was furniture, never indexed).
 
     Returns the pages of each."""
-    titles = {_fold(e.title) for e in entries if _fold(e.title)}
+    titles = {fold_alphanumeric(e.title) for e in entries if fold_alphanumeric(e.title)}
     every = list(document.iterate_items(included_content_layers={*ContentLayer}))
     headings = [
         item for item, _ in every if isinstance(item, SectionHeaderItem) and item.content_layer == ContentLayer.BODY
     ]
-    body_titles = {_fold(h.text) for h in headings}
+    body_titles = {fold_alphanumeric(h.text) for h in headings}
     page_headers = [
         item
         for item, _ in every
@@ -418,7 +415,7 @@ def _headings_from_page_headers(document: DoclingDocument, entries: list[TocEntr
         and item.label == DocItemLabel.PAGE_HEADER
         and item.prov
         and item.prov[0].page_no > toc_page
-        and _fold(item.text)
+        and fold_alphanumeric(item.text)
     ]
     pages_of: dict[str, set[int]] = {}
     for item in page_headers:
@@ -435,9 +432,9 @@ def _headings_from_page_headers(document: DoclingDocument, entries: list[TocEntr
     for item in page_headers:
         text = item.text.strip()
         pages = len(pages_of[_running_key(text)])
-        entry = _fold(text) in titles
+        entry = fold_alphanumeric(text) in titles
         running = pages >= RUNNING_HEADER_PAGES if entry else (pages > 1 or not several_pages)
-        if running or _PAGE_NUMBERS.match(text) or _fold(text) in body_titles:
+        if running or _PAGE_NUMBERS.match(text) or fold_alphanumeric(text) in body_titles:
             continue
         if entry or _reads_like_heading(text):
             level = level_of_rank.get(heading_rank(text), top_level)
@@ -470,7 +467,7 @@ def _headings_from_page_headers(document: DoclingDocument, entries: list[TocEntr
 
 def _running_key(text: str) -> str:
     """A running title's identity: "Page 1 sur 4" and "Page 2 sur 4" are one."""
-    return " ".join(w for w in _fold(text).split() if not w.isdigit())
+    return " ".join(w for w in fold_alphanumeric(text).split() if not w.isdigit())
 
 
 def _reads_like_heading(text: str) -> bool:
@@ -488,17 +485,17 @@ def _confirm_headings(document: DoclingDocument, entries: list[TocEntry]) -> int
     matching an entry) is not a heading: it goes to furniture with the contents."""
     if not entries:
         return 0
-    titles = {_fold(e.title) for e in entries if _fold(e.title)}
+    titles = {fold_alphanumeric(e.title) for e in entries if fold_alphanumeric(e.title)}
     confirmed = 0
     for item, _ in document.iterate_items():
         if not isinstance(item, SectionHeaderItem):
             continue
-        folded = _fold(item.text)
+        folded = fold_alphanumeric(item.text)
         if folded in titles or any(folded.startswith(t) or t.startswith(folded) for t in titles if len(t) > 8):
             confirmed += 1
             continue
         match = _TRAILING_PAGE.match(item.text.strip())
-        if match and _fold(match["title"]) in titles:
+        if match and fold_alphanumeric(match["title"]) in titles:
             item.content_layer = ContentLayer.FURNITURE
     return confirmed
 

@@ -24,12 +24,12 @@ on word boundaries: "SCR" is resolved, "scr" and "SCRIPT" are not.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable
 
 from rag_assets.hashing import short_id
+from rag_assets.text.folding import fold
 
 # 2 to 8 capitals; digits, "/", "&" and "-" allowed inside ("S/P", "OPTAM-CO").
 _ACRONYM = r"[A-Z](?:[A-Z0-9/&-]{0,10}[A-Z0-9])?"
@@ -57,12 +57,8 @@ def is_acronym(text: str) -> bool:
     return bool(ACRONYM.match(text)) and MIN_CAPITALS <= sum(c.isupper() for c in text) <= MAX_CAPITALS
 
 
-def _fold(text: str) -> str:
-    return "".join(c for c in unicodedata.normalize("NFD", text.casefold()) if not unicodedata.combining(c))
-
-
 def _letters(acronym: str) -> str:
-    return _fold("".join(c for c in acronym if c.isalnum()))
+    return fold("".join(c for c in acronym if c.isalnum()))
 
 
 def _split(word: str) -> list[str]:
@@ -74,7 +70,7 @@ def _matches(words: list[str], letters: str) -> bool:
     """Do the words spell the letters? Each word, in order, gives its first letter — or
     its first two or three ("TArifaire" in OPTAM) — or, a small word only, nothing. The
     first and last words always give letters."""
-    words = [_fold(w) for w in words]
+    words = [fold(w) for w in words]
 
     def spell(i: int, j: int) -> bool:  # words[i:] spell letters[j:]
         if i == len(words):
@@ -102,9 +98,9 @@ def _long_form_before(text: str, acronym: str) -> str | None:
         run = tokens[-size:]
         words = [p for t in run for p in _split(t.group())]
         start = run[0].start()
-        if len(words) > 1 and _fold(words[0]) in ("l", "d") and re.match(r"\w['’]", run[0].group()):
+        if len(words) > 1 and fold(words[0]) in ("l", "d") and re.match(r"\w['’]", run[0].group()):
             words, start = words[1:], start + 2  # "l'Option Pratique…": the long form starts after "l'"
-        if _fold(words[0]) in SMALL_WORDS or _fold(words[-1]) in SMALL_WORDS:
+        if fold(words[0]) in SMALL_WORDS or fold(words[-1]) in SMALL_WORDS:
             continue
         if _matches(words, letters):
             return text[start:].strip()
@@ -118,7 +114,7 @@ def _long_form_after(text: str, acronym: str) -> str | None:
     for size in range(2, min(len(letters) + MAX_EXTRA_WORDS, len(tokens)) + 1):
         run = tokens[:size]
         words = [p for t in run for p in _split(t.group())]
-        if _fold(words[0]) in SMALL_WORDS or _fold(words[-1]) in SMALL_WORDS:
+        if fold(words[0]) in SMALL_WORDS or fold(words[-1]) in SMALL_WORDS:
             continue
         if _matches(words, letters):
             return text[run[0].start() : run[-1].end()].strip()
@@ -129,7 +125,7 @@ def _long_form_inside(text: str, acronym: str) -> str | None:
     """The whole parenthesis, when its words spell the acronym."""
     text = text.strip()
     words = [p for t in _WORD.findall(text) for p in _split(t)]
-    if not words or _fold(words[0]) in SMALL_WORDS or _fold(words[-1]) in SMALL_WORDS:
+    if not words or fold(words[0]) in SMALL_WORDS or fold(words[-1]) in SMALL_WORDS:
         return None
     if len(words) > len(_letters(acronym)) + MAX_EXTRA_WORDS:
         return None
@@ -173,7 +169,7 @@ def _most_frequent(found: Iterable[tuple[str, str]]) -> dict[str, str]:
     counts: dict[str, Counter] = defaultdict(Counter)
     written: dict[tuple[str, str], str] = {}  # (acronym, folded long form) -> its first written form
     for acronym, long_form in found:
-        key = _fold(_clean(long_form))
+        key = fold(_clean(long_form))
         written.setdefault((acronym, key), _clean(long_form))
         counts[acronym][key] += 1
     # Counter.most_common keeps insertion order on ties
@@ -197,7 +193,7 @@ class _Occurrences:
 
     def __init__(self, texts: list[str]):
         self.text = "\n".join(texts)
-        self.folded = " ".join(_fast_fold(self.text).split())
+        self.folded = " ".join(fold(self.text).split())
         self._acronyms: Counter | None = None
 
     def acronyms(self) -> Counter:
@@ -206,22 +202,17 @@ class _Occurrences:
         return self._acronyms
 
     def phrase(self, phrase: str) -> int:
-        return self.folded.count(" ".join(_fast_fold(phrase).split())) if self.folded else 0
-
-
-def _fast_fold(text: str) -> str:
-    """`_fold` for long texts: the accents are dropped by one regular expression."""
-    return re.sub(r"[\u0300-\u036f]", "", unicodedata.normalize("NFD", text.casefold()))
+        return self.folded.count(" ".join(fold(phrase).split())) if self.folded else 0
 
 
 # Bump when what `DocumentAcronyms.of` finds for the same text changes: stored summaries of
 # another version are recomputed from the document's text.
-EXTRACTION_VERSION = "1"
+EXTRACTION_VERSION = "2"  # 2: long forms folded by rag_assets.text.folding (NFKD)
 
 
 def _phrase_key(long_form: str) -> str:
     """How `_Occurrences.phrase` compares a long form with the text."""
-    return " ".join(_fast_fold(long_form).split())
+    return " ".join(fold(long_form).split())
 
 
 def thesaurus_fingerprint(thesaurus) -> str:
@@ -249,7 +240,7 @@ class DocumentAcronyms:
         found: dict[tuple[str, str], list] = {}  # (acronym, folded long form) -> [first written, times]
         for text in texts:
             for acronym, long_form in pairs(text):
-                entry = found.setdefault((acronym, _fold(_clean(long_form))), [_clean(long_form), 0])
+                entry = found.setdefault((acronym, fold(_clean(long_form))), [_clean(long_form), 0])
                 entry[1] += 1
         counts = _Occurrences(texts)
         forms = [written for written, _ in found.values()]
@@ -308,7 +299,7 @@ class AcronymDictionary:
         phrase_counts: Counter = Counter()
         for document in documents:
             for acronym, long_form, times in document.pairs:
-                key = _fold(long_form)
+                key = fold(long_form)
                 written.setdefault((acronym, key), long_form)
                 forms[acronym][key] += times
             acronym_counts.update(document.acronyms)
@@ -357,12 +348,12 @@ class AcronymDictionary:
         pattern = self._pattern()
         if pattern is None or not text:
             return {}
-        folded = " ".join(_fold(text).split())
+        folded = " ".join(fold(text).split())
         result = {}
         for match in pattern.finditer(text):
             acronym = match.group(1)
             long_form = self.long_forms[acronym]
-            if acronym in result or " ".join(_fold(long_form).split()) in folded:
+            if acronym in result or " ".join(fold(long_form).split()) in folded:
                 continue
             result[acronym] = long_form
         return result
