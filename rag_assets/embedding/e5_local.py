@@ -415,6 +415,16 @@ def _onnx_graph(packed: PackedE5, quantized: bool):
         # accuracy_level 4: activations quantized to int8 per 32-block, as e5.c does
         return node("MatMulNBits", inputs, output, ms=True, K=cols, N=rows, bits=4, block_size=32, accuracy_level=4)
 
+    def add_and_norm(sublayer: str, residual: str, block: str, norm: str, output: str) -> str:
+        """LayerNorm(sublayer + its dense bias + residual), one fused op; ``block`` names the BERT
+        weights of that bias and LayerNorm ("encoder.layer.N.attention.output", "encoder.layer.N.output")."""
+        norm_and_bias = [
+            const(norm + ".w", st[block + ".LayerNorm.weight"]),
+            const(norm + ".b", st[block + ".LayerNorm.bias"]),
+            const(sublayer + ".b", st[block + ".dense.bias"]),
+        ]
+        return node("SkipLayerNormalization", [sublayer, residual, *norm_and_bias], output, ms=True, epsilon=eps)
+
     x = node(
         "LayerNormalization",
         [
@@ -448,37 +458,13 @@ def _onnx_graph(packed: PackedE5, quantized: bool):
             num_heads=cfg["num_attention_heads"],
         )
         ao = linear(context, [p + "attention.output.dense.weight"], o + "ao")
-        x = node(
-            "SkipLayerNormalization",
-            [
-                ao,
-                x,
-                const(o + "ln1.w", st[p + "attention.output.LayerNorm.weight"]),
-                const(o + "ln1.b", st[p + "attention.output.LayerNorm.bias"]),
-                const(o + "ao.b", st[p + "attention.output.dense.bias"]),
-            ],
-            o + "x1",
-            ms=True,
-            epsilon=eps,
-        )
+        x = add_and_norm(ao, x, p + "attention.output", o + "ln1", o + "x1")
         fi = linear(x, [p + "intermediate.dense.weight"], o + "fi")
         gelu = node(
             "BiasGelu", [fi, const(o + "fi.b", st[p + "intermediate.dense.bias"])], o + "gelu", ms=True
         )  # erf GELU
         fo = linear(gelu, [p + "output.dense.weight"], o + "fo")
-        x = node(
-            "SkipLayerNormalization",
-            [
-                fo,
-                x,
-                const(o + "ln2.w", st[p + "output.LayerNorm.weight"]),
-                const(o + "ln2.b", st[p + "output.LayerNorm.bias"]),
-                const(o + "fo.b", st[p + "output.dense.bias"]),
-            ],
-            o + "x2",
-            ms=True,
-            epsilon=eps,
-        )
+        x = add_and_norm(fo, x, p + "output", o + "ln2", o + "x2")
     weights = node("Unsqueeze", ["mask", const("axis2", np.array([2], np.int64))], "mask3")
     summed = node(
         "ReduceSum", [node("Mul", [x, weights], "masked"), const("axis1", np.array([1], np.int64))], "sum", keepdims=0

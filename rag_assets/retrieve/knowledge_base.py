@@ -140,7 +140,8 @@ class KnowledgeBase:
         self.use_definitions = use_definitions  # a definition question's glossary entry leads
         self.acronyms = AcronymDictionary()  # merged from the published documents' summaries by `_refresh`
         self._acronym_summaries: dict[str, tuple[str, DocumentAcronyms]] = {}  # document id -> (version, acronyms)
-        self._identities = DocumentIdentities()
+        # document id -> the analysed terms naming it (title, file name, `identities`, synonyms) for scopes
+        self._identity_terms = DocumentIdentities()
         self.dense = DenseIndex.of(store)
         self.lexical = LexicalIndex(store.tantivy_dir)
         self.published: dict[str, dict] = {}
@@ -215,7 +216,7 @@ class KnowledgeBase:
         self.corpus.update(publication, {d: record["title"] for d, record in documents.items()})
         self.published, self.documents, self.identities = publication, documents, identities
         self._versions = tuple(sorted((document_id, entry["version"]) for document_id, entry in publication.items()))
-        self._identities = DocumentIdentities.of(
+        self._identity_terms = DocumentIdentities.of(
             {d: {**record, "identity": identities[d]} for d, record in documents.items()}, load_thesaurus()
         )
         if self.use_acronyms:  # the corpus's "Long Form (ACR)" pairs + the thesaurus's acronyms
@@ -357,7 +358,7 @@ class KnowledgeBase:
             return Scope()
         with self._lock:
             self._refresh()
-            scope = self._identities.scope(
+            scope = self._identity_terms.scope(
                 query,
                 lambda t: self.lexical.doc_freq(t, query.language) > 0,
                 lambda t: self.lexical.doc_freq(t, query.language) > COMMON_SHARE * max(1, self.child_count()),
@@ -401,7 +402,9 @@ class KnowledgeBase:
         return tuple(
             acronym
             for acronym, long_form in defined.items()
-            if not any(set(analyze(acronym, query.language)) <= self._identities.terms.get(d, frozenset()) for d in ids)
+            if not any(
+                set(analyze(acronym, query.language)) <= self._identity_terms.terms.get(d, frozenset()) for d in ids
+            )
             and not any(self.lexical.holds(text, filters) for text in (acronym, long_form))
         )
 
