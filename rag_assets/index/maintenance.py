@@ -166,6 +166,9 @@ def _rewrite(
 ) -> tuple[int, list[str]]:
     """Delete and re-add, in the writer's one commit, the entries of every document whose
     text is at hand: (entries rewritten, documents left in place)."""
+    # the writer's lock is held: what another process committed before it must be seen here,
+    # or its entries would be deleted below and not added again
+    index.index.reload()
     searcher = index.index.searcher()
     stored: dict[str, list[dict]] = {}
     if searcher.num_docs:
@@ -185,6 +188,23 @@ def _rewrite(
             writer.add_document(tantivy.Document(**fields, **{text_field: texts[key]}))
         rewritten += len(entries)
     return rewritten, left
+
+
+# BM25's statistics (document frequencies, average length) count the entries of replaced
+# versions until their segment is merged: a store whose documents were re-ingested ranks
+# otherwise than the same documents ingested once. A publication compacts a small index
+# whenever it holds such entries (a rewrite costs about 0.3 ms an entry), a larger one once
+# they pass a share of the live entries, as Lucene's merge policy reclaims deletes.
+COMPACT_ALWAYS_BELOW = 20_000
+TOMBSTONE_SHARE = 0.2
+
+
+def merge_lexical_when_worn(directory: Path, store_root: Path | None = None) -> dict | None:
+    """`merge_lexical` when the index holds entries of replaced versions (see above); None
+    when it does not need it."""
+    figures = lexical_figures(directory)
+    worn = figures.deleted_docs > (0 if figures.docs < COMPACT_ALWAYS_BELOW else TOMBSTONE_SHARE * figures.docs)
+    return merge_lexical(directory, force=True, store_root=store_root) if worn else None
 
 
 def merge_lexical(directory: Path, force: bool = True, store_root: Path | None = None) -> dict:

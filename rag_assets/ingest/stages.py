@@ -23,6 +23,7 @@ from rag_assets.hashing import sha256_file, short_id
 from rag_assets.index.amendments import RefusedAmendment, refused_at_ingest, targets
 from rag_assets.index.dense import DenseIndex
 from rag_assets.index.lexical import LexicalDoc, LexicalIndex
+from rag_assets.index.maintenance import merge_lexical_when_worn
 from rag_assets.index.publication import publish, published_version, withdraw
 from rag_assets.index.records import SourceRecord, document_identity, document_title, load_source_record
 from rag_assets.index.rows import CHILD_JSON_COLUMNS, PARENT_JSON_COLUMNS, read_rows, write_rows
@@ -580,6 +581,7 @@ def run_publication(settings: Settings, document_id: str) -> StageResult:
     lexical.drop_versions_except(document_id, version)
     leftovers = dense.count(document_id) - counts["dense"], lexical.count(document_id) - counts["lexical"]
     dense_index = dense.maintain_ann_index()  # exact below ANN_MIN_ROWS rows, IVF-PQ above
+    compaction = merge_lexical_when_worn(store.tantivy_dir, store.root)
     return StageResult(
         data_version=version,
         metadata={
@@ -588,6 +590,7 @@ def run_publication(settings: Settings, document_id: str) -> StageResult:
             "published_at": entry["published_at"],
             **counts,
             "dense_index": dense_index,
+            "lexical_entries_rewritten": compaction["rewritten"] if compaction else 0,
         },
         checks={
             "published_version_complete": Check(consistent, f"{counts}"),

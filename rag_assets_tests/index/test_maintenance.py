@@ -222,6 +222,32 @@ def test_merge_lexical_fewer_segments_same_results(store):
     assert third["after"]["docs"] == len(DOCUMENTS) * len(TEXTS)
 
 
+def _scores(store: KnowledgeStore) -> list[list[tuple[str, float]]]:
+    lexical = LexicalIndex(store.tantivy_dir)
+    return [
+        sorted((h["child_id"], round(h["score"], 4)) for h in lexical.search(q, SearchFilters(), limit=50))
+        for q in QUERIES
+    ]
+
+
+def test_a_worn_index_is_compacted_and_then_scores_as_one_built_once(store, tmp_path):
+    once = build_store(tmp_path / "once", rounds=1)  # the same words, each version indexed once
+    assert maintenance.merge_lexical_when_worn(once.tantivy_dir, once.root) is None
+
+    # one segment for all the documents, then one re-ingested: its old entries stay there as
+    # tombstones, and they weigh in BM25's document frequencies and lengths
+    maintenance.merge_lexical(store.tantivy_dir)
+    write_children(store, DOCUMENTS[0], "v3")
+    lexical = LexicalIndex(store.tantivy_dir)
+    lexical.stage_version(DOCUMENTS[0], "v3", _docs(DOCUMENTS[0], "v3"), keep={"v2"})
+    lexical.drop_versions_except(DOCUMENTS[0], "v3")
+    assert maintenance.lexical_figures(store.tantivy_dir).deleted_docs == len(TEXTS)
+    assert _scores(store) != _scores(once)
+    result = maintenance.merge_lexical_when_worn(store.tantivy_dir, store.root)
+    assert result is not None and result["after"]["deleted_docs"] == 0
+    assert _scores(store) == _scores(once)
+
+
 def test_merge_lexical_unforced_keeps_segments_and_results(store):
     expected = lexical_results(store)
     result = maintenance.merge_lexical(store.tantivy_dir, force=False)
