@@ -16,6 +16,8 @@ CODE_VERSIONS = {
     "parents": "11",
     "children": "3",  # 3: the parent's boxes of each child
     "dense_embeddings": "1",
-    "lexical_index": "1",
+    # 2: the everyday words of the thesaurus concepts a child names indexed with it (its code version also
+    # carries the thesaurus's fingerprint: editing the thesaurus re-indexes)
+    "lexical_index": "2",
     "publication": "1",
 }

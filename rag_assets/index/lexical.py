@@ -10,28 +10,37 @@ from __future__ import annotations
 import contextlib
 import math
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 import tantivy
 
 from rag_assets.index.filters import SearchFilters, date_number
-from rag_assets.store import file_lock
+from rag_assets.index.rows import read_rows
+from rag_assets.store import KnowledgeStore, file_lock
 from rag_assets.text.analysis import analyzer
+from rag_assets.text.thesaurus import load_thesaurus
 
 TEXT_FIELDS = {"fr": "text_fr", "en": "text_en"}
+# the thesaurus's everyday words of the concepts a child names (`indexed_fields`), apart from its
+# own words: document frequencies, phrases and the words a passage "holds" stay the document's
+EVERYDAY_FIELDS = {"fr": "everyday_fr", "en": "everyday_en"}
 PHRASE_MIN_TERMS = 4
 _WORDS = re.compile(r"\w+")  # the simple tokenizer's split, to keep word offsets
 
 
-def _schema() -> tantivy.Schema:
+def _schema(everyday: bool = True) -> tantivy.Schema:
+    """The index's fields; without `everyday`, those of indexes built before the everyday words."""
     builder = tantivy.SchemaBuilder()
     for name in ("child_id", "parent_id", "document_id", "version", "language", "document_type", "allowed_groups"):
         builder.add_text_field(name, stored=True, tokenizer_name="raw")
     builder.add_integer_field("effective_date", stored=True, indexed=True, fast=True)
     for language, field_name in TEXT_FIELDS.items():
         builder.add_text_field(field_name, stored=False, tokenizer_name=f"{language}_stem")
+        if everyday:
+            builder.add_text_field(EVERYDAY_FIELDS[language], stored=False, tokenizer_name=f"{language}_stem")
     return builder.build()
 
 
@@ -47,6 +56,30 @@ class LexicalDoc:
     text: str
 
 
+def indexed_fields(text: str, language: str) -> dict[str, str]:
+    """What BM25 indexes of a child: its text, and apart the everyday words (the thesaurus's
+    hidden labels) of the concepts it names, "pare-brise" for "bris des glaces". The passage
+    is found in a policyholder's words without the question being expanded, which moves
+    every other question's ranking too."""
+    language = language if language in TEXT_FIELDS else "fr"
+    words = load_thesaurus().everyday_words(text, language)
+    return {TEXT_FIELDS[language]: text, **({EVERYDAY_FIELDS[language]: " ; ".join(words)} if words else {})}
+
+
+def children_texts(store_root: Path) -> Callable[[str], dict[tuple[str, str], str]]:
+    """document_id -> {(child_id, version): the text `lexical_index` indexes}, from the store's
+    children files (the index stores no text)."""
+    store = KnowledgeStore(store_root)
+
+    def texts(document_id: str) -> dict[tuple[str, str], str]:
+        path = store.children_path(document_id)
+        if not path.exists():
+            return {}
+        return {(c["child_id"], c["version"]): c["contextualized"] for c in read_rows(path)}
+
+    return texts
+
+
 def _entry(doc: LexicalDoc, version: str) -> tantivy.Document:
     language = doc.language if doc.language in TEXT_FIELDS else "fr"
     return tantivy.Document(
@@ -58,7 +91,7 @@ def _entry(doc: LexicalDoc, version: str) -> tantivy.Document:
         document_type=doc.document_type or "",
         allowed_groups=list(doc.allowed_groups),
         effective_date=date_number(doc.effective_date),
-        **{TEXT_FIELDS[language]: doc.text},
+        **indexed_fields(doc.text, language),
     )
 
 
@@ -67,11 +100,62 @@ class LexicalIndex:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.schema = _schema()
-        self.index = tantivy.Index(self.schema, path=str(self.directory), reuse=True)
-        self._analyzers = {language: analyzer(language) for language in TEXT_FIELDS}
-        for language, text_analyzer in self._analyzers.items():
-            self.index.register_tokenizer(f"{language}_stem", text_analyzer)
         self._lock_path = self.directory.parent / "locks" / "tantivy.lock"
+        self._analyzers = {language: analyzer(language) for language in TEXT_FIELDS}
+        try:
+            self.index = tantivy.Index(self.schema, path=str(self.directory), reuse=True)
+        except ValueError as error:
+            if "schema does not match" not in str(error):
+                raise
+            self._rebuild_older_index()
+            self.index = tantivy.Index(self.schema, path=str(self.directory), reuse=True)
+        self._register(self.index)
+
+    def _register(self, index: tantivy.Index) -> None:
+        for language, text_analyzer in self._analyzers.items():
+            index.register_tokenizer(f"{language}_stem", text_analyzer)
+
+    def _rebuild_older_index(self) -> None:
+        """An index built before the everyday words (another schema) is rebuilt with the
+        current fields, under the writers' lock: every entry whose child's text is in the
+        store's children files, with its stored fields. An entry whose text is not there (a
+        version since replaced in those files) is left out; `lexical_index`, whose code
+        version moved with the schema, indexes the document again."""
+        with file_lock(self._lock_path):
+            try:  # another process may have rebuilt it while this one waited
+                tantivy.Index(self.schema, path=str(self.directory), reuse=True)
+                return
+            except ValueError:
+                pass
+            older = tantivy.Index(_schema(everyday=False), path=str(self.directory), reuse=True)
+            self._register(older)
+            searcher = older.searcher()
+            entries = [
+                searcher.doc(a).to_dict()
+                for _, a in searcher.search(tantivy.Query.all_query(), limit=max(1, searcher.num_docs)).hits
+            ]
+            rebuilt = self.directory.with_name(self.directory.name + ".rebuilt")
+            shutil.rmtree(rebuilt, ignore_errors=True)
+            rebuilt.mkdir()
+            index = tantivy.Index(self.schema, path=str(rebuilt))
+            self._register(index)
+            texts_of = children_texts(self.directory.parent)
+            texts: dict[str, dict[tuple[str, str], str]] = {}
+            writer = index.writer(heap_size=50_000_000, num_threads=1)
+            for fields in entries:
+                document_id = fields["document_id"][0]
+                if document_id not in texts:
+                    texts[document_id] = texts_of(document_id)
+                text = texts[document_id].get((fields["child_id"][0], fields["version"][0]))
+                if text is not None:
+                    writer.add_document(tantivy.Document(**fields, **indexed_fields(text, fields["language"][0])))
+            writer.commit()
+            writer.wait_merging_threads()
+            replaced = self.directory.with_name(self.directory.name + ".replaced")
+            shutil.rmtree(replaced, ignore_errors=True)
+            self.directory.rename(replaced)
+            rebuilt.rename(self.directory)
+            shutil.rmtree(replaced, ignore_errors=True)
 
     # writing -----------------------------------------------------------------
     def stage_version(self, document_id: str, version: str, docs: Iterable[LexicalDoc], keep: set[str]) -> int:
@@ -175,10 +259,11 @@ class LexicalIndex:
                 if language in self._analyzers:
                     word = " ".join(w for w in _WORDS.findall(word) if self.analyze(w, language))
                 for token in self.analyze(word, field_language):
-                    query = tantivy.Query.term_query(self.schema, field_name, token)
-                    should.append(
-                        (tantivy.Occur.Should, tantivy.Query.boost_query(query, boost) if boost != 1.0 else query)
-                    )
+                    for name in (field_name, EVERYDAY_FIELDS[field_language]):
+                        query = tantivy.Query.term_query(self.schema, name, token)
+                        should.append(
+                            (tantivy.Occur.Should, tantivy.Query.boost_query(query, boost) if boost != 1.0 else query)
+                        )
         if not should:
             return None
         return tantivy.Query.boolean_query(

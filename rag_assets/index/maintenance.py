@@ -23,8 +23,8 @@ of re-ingested documents stay as tombstones until their segment is merged.
 
 `merge_lexical(force=True)` therefore compacts by rewriting: in one commit, every entry
 is deleted and added again with the same stored fields (read from the index) and the
-same text (the `contextualized` text of its child in the document's children Parquet,
-which is what `lexical_index` indexed). The rewritten entries form new segments and the
+same text (`indexed_fields` of its child's `contextualized` text in the document's children
+Parquet, which is what `lexical_index` indexed). The rewritten entries form new segments and the
 old segments, left with tombstones only, are dropped; readers see the index before or
 after that commit. A document whose entries do not all have their text there (a
 version staged beside the published one, whose children file already holds the new
@@ -47,9 +47,7 @@ from typing import Callable
 import tantivy
 
 from rag_assets.index.dense import TABLE, DenseIndex
-from rag_assets.index.lexical import TEXT_FIELDS, LexicalIndex
-from rag_assets.index.rows import read_rows
-from rag_assets.store import KnowledgeStore
+from rag_assets.index.lexical import LexicalIndex, children_texts, indexed_fields
 
 DEFAULT_OLDER_THAN = dt.timedelta(days=7)
 
@@ -148,19 +146,6 @@ def lexical_figures(directory: Path) -> LexicalFigures:
     )
 
 
-def _children_texts(store_root: Path) -> Callable[[str], dict[tuple[str, str], str]]:
-    """document_id -> {(child_id, version): the text `lexical_index` indexed}."""
-    store = KnowledgeStore(store_root)
-
-    def texts(document_id: str) -> dict[tuple[str, str], str]:
-        path = store.children_path(document_id)
-        if not path.exists():
-            return {}
-        return {(c["child_id"], c["version"]): c["contextualized"] for c in read_rows(path)}
-
-    return texts
-
-
 def _rewrite(
     index: LexicalIndex, writer: tantivy.IndexWriter, texts_of: Callable[[str], dict[tuple[str, str], str]]
 ) -> tuple[int, list[str]]:
@@ -184,8 +169,7 @@ def _rewrite(
             continue
         writer.delete_documents_by_term("document_id", document_id)  # the entries added below stay
         for fields, key in zip(entries, keys):
-            text_field = TEXT_FIELDS.get(fields["language"][0], TEXT_FIELDS["fr"])
-            writer.add_document(tantivy.Document(**fields, **{text_field: texts[key]}))
+            writer.add_document(tantivy.Document(**fields, **indexed_fields(texts[key], fields["language"][0])))
         rewritten += len(entries)
     return rewritten, left
 
@@ -219,7 +203,7 @@ def merge_lexical(directory: Path, force: bool = True, store_root: Path | None =
     rewritten, left = 0, list[str]()
     with index._writer() as writer:  # its commit makes the policy look; it waits for the merges
         if force and (before.segments > 1 or before.deleted_docs):
-            rewritten, left = _rewrite(index, writer, _children_texts(store_root or directory.parent))
+            rewritten, left = _rewrite(index, writer, children_texts(store_root or directory.parent))
     with index._writer() as writer:
         writer.garbage_collect_files()
     after = lexical_figures(directory)

@@ -37,6 +37,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Protocol
 
+from rag_assets.hashing import short_id
 from rag_assets.settings import PROJECT_ROOT
 from rag_assets.text.acronyms import is_acronym
 from rag_assets.text.analysis import analyze
@@ -172,6 +173,21 @@ class Thesaurus:
                 if is_acronym(label) and kind != "hiddenLabel"
             ]
         return found
+
+    def everyday_words(self, text: str, language: str = "fr") -> list[str]:
+        """The hidden labels in `language` (a policyholder's words that no document writes)
+        of the concepts the text names, each once, in the text's order: what the lexical
+        index writes beside a passage (`rag_assets.index.lexical.indexed_fields`)."""
+        words: list[str] = []
+        for entry in self.recognise(text, language):
+            for kind, label_language, label in self.concepts[entry["id"]].all_labels():
+                if kind == "hiddenLabel" and label_language == language and label not in words:
+                    words.append(label)
+        return words
+
+    def fingerprint(self) -> str:
+        """A hash of every concept's labels: what an index built with this thesaurus depends on."""
+        return short_id(sorted((c.id, *label) for c in self.concepts.values() for label in c.all_labels()), length=12)
 
     def _index(self, language: str) -> "_LabelIndex":
         cache = self.__dict__.setdefault("_indexes", {})

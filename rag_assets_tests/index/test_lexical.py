@@ -1,7 +1,10 @@
 import pytest
+import tantivy
 
 from rag_assets.index.filters import SearchFilters
-from rag_assets.index.lexical import LexicalDoc, LexicalIndex
+from rag_assets.index.lexical import LexicalDoc, LexicalIndex, _schema
+from rag_assets.index.rows import write_rows
+from rag_assets.store import KnowledgeStore
 
 
 def doc(child, document, text, language="fr", groups=("public",), date="2024-01-01"):
@@ -57,6 +60,37 @@ def test_a_questions_stop_words_weigh_nothing_in_the_other_languages_field(tmp_p
     # French stop words are rare in the English field: without the question's language they count there
     assert {h["child_id"] for h in lexical.search(question, SearchFilters())} == {"e1", "f1"}
     assert [h["child_id"] for h in lexical.search(question, SearchFilters(), language="fr")] == ["f1"]
+
+
+def test_a_passage_is_found_in_the_policyholders_words_its_thesaurus_concept_gives(tmp_path):
+    lexical = LexicalIndex(tmp_path / "tantivy")
+    clause = "Le bris des glaces est garanti sans franchise."
+    lexical.stage_version("d", "v1", [doc("c1", "d", clause), doc("c2", "d", "Le vol est garanti.")], keep=set())
+    # the shipped thesaurus: "pare-brise" is a policyholder's word for "bris de glace"
+    assert [h["child_id"] for h in lexical.search("pare-brise fendu", SearchFilters(), language="fr")] == ["c1"]
+    # the everyday words are indexed apart: the documents' own words keep their statistics
+    assert lexical.doc_freq(lexical.analyze("pare-brise", "fr")[0], "fr") == 0
+    assert not lexical.holds("pare-brise", SearchFilters())
+
+
+def test_an_index_built_before_the_everyday_words_is_rebuilt_on_open_and_loses_nothing(tmp_path):
+    store = KnowledgeStore(tmp_path / "knowledge")
+    texts = {"c1": "Le bris des glaces est garanti.", "c2": "Le vol est garanti."}
+    rows = [{"child_id": c, "parent_id": f"p-{c}", "version": "v1", "contextualized": t} for c, t in texts.items()]
+    write_rows(store.children_path("d"), rows, {"stage": "children"})
+    store.tantivy_dir.mkdir(parents=True)
+    older = tantivy.Index(_schema(everyday=False), path=str(store.tantivy_dir))
+    writer = older.writer(heap_size=15_000_000, num_threads=1)
+    for child, text in texts.items():
+        fields = dict(child_id=child, parent_id=f"p-{child}", document_id="d", version="v1", language="fr")
+        writer.add_document(tantivy.Document(**fields, document_type="policy", allowed_groups=["public"], text_fr=text))
+    writer.commit()
+
+    lexical = LexicalIndex(store.tantivy_dir)
+    assert lexical.count("d", "v1") == 2
+    assert [h["child_id"] for h in lexical.search("vol", SearchFilters())] == ["c2"]
+    assert [h["child_id"] for h in lexical.search("pare-brise", SearchFilters(), language="fr")] == ["c1"]
+    assert LexicalIndex(store.tantivy_dir).count("d", "v1") == 2  # opened again: nothing to rebuild
 
 
 def test_filters_apply_inside_the_engine(index):

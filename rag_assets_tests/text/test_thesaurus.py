@@ -305,3 +305,15 @@ def test_retrieve_records_the_expansion_and_the_acronyms(sample_kb):
     plain = KnowledgeBase(kb.store, kb.embedder_spec, use_thesaurus=False, use_acronyms=False)
     untouched = plain.retrieve("Comment la PSAP est-elle estimée ?")
     assert untouched.expansions == {} and untouched.acronyms == {}
+
+
+def test_everyday_words_are_the_hidden_labels_of_the_concepts_a_text_names(shipped):
+    words = shipped.everyday_words("Franchise en cas de bris de glace ou de vol.", "fr")
+    assert "pare-brise" in words and "cambriolage" in words
+    assert shipped.everyday_words("Franchise en cas de bris de glace.", "en") == []
+    assert len(set(words)) == len(words)
+
+
+def test_the_thesaurus_fingerprint_follows_its_labels(small):
+    edited = Thesaurus.from_dicts([("small.json", {**SMALL, "concepts": SMALL["concepts"][:-1]})])
+    assert small.fingerprint() == Thesaurus.from_dicts([("small.json", SMALL)]).fingerprint() != edited.fingerprint()

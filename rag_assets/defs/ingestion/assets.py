@@ -59,6 +59,7 @@ from rag_assets.ingest import stages as pipeline
 from rag_assets.ingest.sources import document_version
 from rag_assets.settings import Settings, load_settings
 from rag_assets.store import KnowledgeStore, file_lock
+from rag_assets.text.thesaurus import load_thesaurus
 from rag_assets.versions import CODE_VERSIONS
 
 GROUP = "ingestion"
@@ -141,6 +142,8 @@ class IngestionGraph:
 
 def code_version(stage: str, embedder: str) -> str:
     version = CODE_VERSIONS[stage]
+    if stage == "lexical_index":  # it indexes the thesaurus's everyday words with each child
+        return f"{version}+thesaurus-{load_thesaurus().fingerprint()}"
     return f"{version}+{embedder}" if stage in EMBEDDER_STAGES else version
 
 
