@@ -66,6 +66,15 @@ def indexed_fields(text: str, language: str) -> dict[str, str]:
     return {TEXT_FIELDS[language]: text, **({EVERYDAY_FIELDS[language]: " ; ".join(words)} if words else {})}
 
 
+def stored_entries(searcher: tantivy.Searcher) -> list[dict]:
+    """The stored fields of every entry (its text is not stored)."""
+    if not searcher.num_docs:
+        return []
+    return [
+        searcher.doc(a).to_dict() for _, a in searcher.search(tantivy.Query.all_query(), limit=searcher.num_docs).hits
+    ]
+
+
 def children_texts(store_root: Path) -> Callable[[str], dict[tuple[str, str], str]]:
     """document_id -> {(child_id, version): the text `lexical_index` indexes}, from the store's
     children files (the index stores no text)."""
@@ -129,11 +138,7 @@ class LexicalIndex:
                 pass
             older = tantivy.Index(_schema(everyday=False), path=str(self.directory), reuse=True)
             self._register(older)
-            searcher = older.searcher()
-            entries = [
-                searcher.doc(a).to_dict()
-                for _, a in searcher.search(tantivy.Query.all_query(), limit=max(1, searcher.num_docs)).hits
-            ]
+            entries = stored_entries(older.searcher())
             rebuilt = self.directory.with_name(self.directory.name + ".rebuilt")
             shutil.rmtree(rebuilt, ignore_errors=True)
             rebuilt.mkdir()
@@ -250,14 +255,14 @@ class LexicalIndex:
         """
         weights = weights or {}
         should: list[tuple[tantivy.Occur, tantivy.Query]] = []
-        words = [(w, 1.0) for w in text.split()] + [(w, b) for w, b in weights.items() if w not in text.split()]
+        words = [(w, weights.get(w, 1.0)) for w in text.split()]
+        words += [(w, b) for w, b in weights.items() if w not in text.split()]
+        if language in self._analyzers:
+            words = [(" ".join(w for w in _WORDS.findall(word) if self.analyze(w, language)), b) for word, b in words]
         for field_language, field_name in TEXT_FIELDS.items():
             if filters.languages and field_language not in filters.languages:
                 continue
             for word, boost in words:
-                boost = weights.get(word, boost)
-                if language in self._analyzers:
-                    word = " ".join(w for w in _WORDS.findall(word) if self.analyze(w, language))
                 for token in self.analyze(word, field_language):
                     for name in (field_name, EVERYDAY_FIELDS[field_language]):
                         query = tantivy.Query.term_query(self.schema, name, token)

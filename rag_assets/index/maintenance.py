@@ -47,7 +47,7 @@ from typing import Callable
 import tantivy
 
 from rag_assets.index.dense import TABLE, DenseIndex
-from rag_assets.index.lexical import LexicalIndex, children_texts, indexed_fields
+from rag_assets.index.lexical import LexicalIndex, children_texts, indexed_fields, stored_entries
 
 DEFAULT_OLDER_THAN = dt.timedelta(days=7)
 
@@ -154,12 +154,9 @@ def _rewrite(
     # the writer's lock is held: what another process committed before it must be seen here,
     # or its entries would be deleted below and not added again
     index.index.reload()
-    searcher = index.index.searcher()
     stored: dict[str, list[dict]] = {}
-    if searcher.num_docs:
-        for _score, address in searcher.search(tantivy.Query.all_query(), limit=searcher.num_docs).hits:
-            fields = searcher.doc(address).to_dict()
-            stored.setdefault(fields["document_id"][0], []).append(fields)
+    for fields in stored_entries(index.index.searcher()):
+        stored.setdefault(fields["document_id"][0], []).append(fields)
     rewritten, left = 0, []
     for document_id, entries in sorted(stored.items()):
         texts = texts_of(document_id)
