@@ -135,6 +135,75 @@ def _clean_display(sentence: str) -> str:
     return sentence.strip()
 
 
+# a block holding only values besides these words ("80 €", "1 050 € TTC", "néant")
+_VALUE_WORDS = re.compile(r"(?i)\b(?:ttc|ht|néant|neant)\b|[-–—/;,.()*\s]")
+MIN_TEXT_ROWS = 3  # label-and-values rows in a run before they are read as a table
+LABEL_WORDS = 25  # a longer block is prose, not a row's label
+
+
+def _values_only(text: str) -> bool:
+    found = figures(text)
+    rest = text
+    for figure in sorted(found, key=lambda f: -f.start):
+        rest = rest[: figure.start] + " " + rest[figure.end :]
+    return bool(found or text.strip() in ("-", "–", "—")) and not _VALUE_WORDS.sub("", rest)
+
+
+def _column_names(block: dict, count: int) -> list[str] | None:
+    """A table block of `count` columns or one more, holding no figure, read as the column
+    headers of the rows under it: each column's cells joined top to bottom ("Formule Vie" /
+    "Quotidienne" / "Plus")."""
+    lines = [_cells(line) for line in block["text"].split("\n") if line.strip().startswith("|")]
+    rows = [cells for cells in lines if not set("".join(cells)) <= set("-: ")]
+    if block["kind"] != "table" or not rows or figures(block["text"]):
+        return None
+    width = len(rows[0])
+    if width not in (count, count + 1) or any(len(cells) != width for cells in rows):
+        return None
+    columns = [" ".join(dict.fromkeys(c for c in column if c)) for column in zip(*rows)]
+    return columns[-count:]
+
+
+def rows_read_as_text(blocks: list[dict]) -> list[tuple[int, dict]]:
+    """(index, block) of a parent's blocks, where a table the layout stage read as text lines
+    (a label, then its values each in a block of its own: "Démarches amiables" / "350 €" /
+    "525 €") is one table block again, under the column headers of a header-only table just
+    above it when there is one. Its rows then answer as rows do, each value under its header;
+    read line by line, a label came without its amount."""
+    out: list[tuple[int, dict]] = []
+    i = 0
+    while i < len(blocks):
+        rows, j, count = [], i, None
+        while j < len(blocks) and blocks[j]["kind"] == "text" and not _values_only(blocks[j]["text"]):
+            label = blocks[j]["text"].strip()
+            k = j + 1
+            while k < len(blocks) and blocks[k]["kind"] == "text" and _values_only(blocks[k]["text"]):
+                k += 1
+            values = [b["text"].strip() for b in blocks[j + 1 : k]]
+            if not values or len(label.split()) > LABEL_WORDS or label.endswith((".", ":")):
+                break
+            if count is not None and len(values) != count:
+                break
+            count = len(values)
+            rows.append([label, *values])
+            j = k
+        if len(rows) < MIN_TEXT_ROWS or count is None:
+            out.append((i, blocks[i]))
+            i += 1
+            continue
+        names = _column_names(out[-1][1], count) if out else None
+        first = out.pop()[0] if names else i
+        header = ["", *(names or [""] * count)]
+        lines = [header, ["---"] * len(header), *rows]
+        table = {
+            "kind": "table",
+            "text": "\n".join("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |" for cells in lines),
+        }
+        out.append((first, table))
+        i = j
+    return out
+
+
 def units_of(registry, kb) -> tuple[list[Unit], list[str]]:
     """Sentence units of the context, and the source ids where a sentence was skipped
     because it reads like an instruction to the assistant."""
@@ -146,7 +215,7 @@ def units_of(registry, kb) -> tuple[list[Unit], list[str]]:
         language = kb.document(section.document_id).get("language") or language_of(parent["text"])
         path_context = "\n".join([section.document_title, *section.heading_path])
         base_context = path_context
-        for index, block in enumerate(parent.get("blocks") or []):
+        for index, block in rows_read_as_text(parent.get("blocks") or []):
             if block["kind"] == "heading":  # a joined section's heading: context, not an answer
                 base_context = "\n".join([path_context, block["text"]])
                 continue

@@ -8,7 +8,14 @@ from decimal import Decimal
 import pytest
 
 from rag_assets.answering.bands import Band, band_match, bands, quantities
-from rag_assets.answering.extractive import ExtractiveAnswerer, Unit, band_column, contents_table
+from rag_assets.answering.extractive import (
+    ExtractiveAnswerer,
+    Unit,
+    _table_units,
+    band_column,
+    contents_table,
+    rows_read_as_text,
+)
 from rag_assets.answering.model import Paragraph
 from rag_assets.answering.withholding import not_an_answer
 
@@ -213,3 +220,41 @@ def test_a_waiting_period_the_readers_cover_has_not_yet_run_is_flagged():
     assert (
         waiting_premises("Mon arrêt dure six mois ; suis-je couvert ?", [("S1", "Protection juridique", single)]) == []
     )
+
+
+def _text(text: str) -> dict:
+    return {"kind": "text", "text": text}
+
+
+def test_a_table_read_as_lines_of_labels_and_values_is_a_table_again():
+    header = {"kind": "table", "text": "|  | Formule Essentielle |\n|---|---|\n| Formule Essentielle | Plus |"}
+    lead = _text("Nous réglons les honoraires de votre avocat selon les montants ci-après.")
+    rows = [
+        "Démarches amiables",
+        "350 €",
+        "525 €",
+        "Commissions",
+        "350 € TTC",
+        "525 € TTC",
+        "Cour d'appel",
+        "1 200 €",
+        "-",
+    ]
+    blocks = [lead, header, *map(_text, rows), _text("Ces montants comprennent les frais de dossier.")]
+
+    read = rows_read_as_text(blocks)
+
+    assert [index for index, _ in read] == [0, 1, 11]
+    table = read[1][1]
+    assert table["kind"] == "table"
+    shown = [row[1] for row in _table_units(table["text"], None)]
+    assert shown[0] == "Démarches amiables ; Formule Essentielle : 350 € ; Formule Essentielle Plus : 525 €."
+    assert shown[2] == "Cour d'appel ; Formule Essentielle : 1 200 € ; Formule Essentielle Plus : -."
+
+
+def test_prose_and_short_runs_of_values_stay_as_they_are():
+    prose = [_text("La franchise est fixée aux conditions particulières."), _text("150 €")]
+    two_rows = [_text("Démarches amiables"), _text("350 €"), _text("Commissions"), _text("350 €")]
+    uneven = [*two_rows, _text("Cour d'appel"), _text("1 200 €"), _text("1 800 €")]
+    for blocks in (prose, two_rows, uneven):
+        assert [block for _, block in rows_read_as_text(blocks)] == blocks
