@@ -32,7 +32,7 @@ METRICS = ("recall@5", "ndcg@10", "mrr@10")
 BASELINE = "rrf"
 ENGINES = ("bm25", "dense")
 HYBRIDS = (BASELINE, "tuned fusion", "default")  # compared with each engine alone
-COMPONENTS = ("scope", "thesaurus", "acronyms", "definitions", "prf")
+COMPONENTS = ("scope", "thesaurus", "acronyms", "definitions", "everyday", "prf")
 
 
 def variants(tuned: Fusion, default: dict | None = None) -> dict[str, dict]:
@@ -46,7 +46,7 @@ def variants(tuned: Fusion, default: dict | None = None) -> dict[str, dict]:
     out["tuned fusion"] = {**none, "fusion": tuned}
     out["all, plain RRF"] = {**every, "fusion": PLAIN_RRF}
     out["all"] = {**every, "fusion": tuned}
-    for component in ("scope", "thesaurus", "acronyms", "definitions"):
+    for component in ("scope", "thesaurus", "acronyms", "definitions", "everyday"):
         out[f"all - {component}"] = {**every, f"use_{component}": False, "fusion": tuned}
     out["all + prf"] = {**every, "use_prf": True, "fusion": tuned}
     if default:
@@ -219,6 +219,7 @@ def default_config(settings: Settings) -> dict:
         "acronyms": settings.use_acronyms,
         "prf": settings.use_prf,
         "definitions": settings.use_definitions,
+        "everyday": settings.use_everyday,
     }
 
 
@@ -256,7 +257,8 @@ def markdown(result: dict) -> str:
         "",
         f"Mean [95 % bootstrap CI, {result['bootstrap']['resamples']} resamples, seed "
         f"{result['bootstrap']['seed']}]; * = the paired difference's CI excludes 0. "
-        "rrf = plain RRF (k = 60, equal weights), no scope, thesaurus, acronyms, glossary lead or PRF; "
+        "rrf = plain RRF (k = 60, equal weights), no scope, thesaurus, acronyms, glossary lead, "
+        "everyday-word fields or PRF; "
         "bm25 and dense are "
         f"its two engines; tuned fusion = `{result['tuned_fusion']}` "
         f"({result.get('tuned_on', 'dev split')}).",
