@@ -105,6 +105,7 @@ class Settings(BaseSettings):
     use_acronyms: bool = True  # known acronyms get their long form before both engines
     use_prf: bool = False  # RM3-style pseudo-relevance feedback: a second BM25 pass
     use_definitions: bool = True  # a definition question's glossary entry leads the ranking
+    use_everyday: bool = True  # BM25 also searches the thesaurus's everyday words indexed with each child
     # answering (`ask`): OpenAI-compatible endpoints, optional local GGUF (see rag_assets/answering/config.py)
     llm_base_url: str | None = None
     llm_api_key: str | None = Field(None, repr=False)

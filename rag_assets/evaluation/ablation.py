@@ -32,12 +32,12 @@ METRICS = ("recall@5", "ndcg@10", "mrr@10")
 BASELINE = "rrf"
 ENGINES = ("bm25", "dense")
 HYBRIDS = (BASELINE, "tuned fusion", "default")  # compared with each engine alone
-COMPONENTS = ("scope", "thesaurus", "acronyms", "definitions", "prf")
+COMPONENTS = ("scope", "thesaurus", "acronyms", "definitions", "everyday", "prf")
 
 
 def variants(tuned: Fusion, default: dict | None = None) -> dict[str, dict]:
     """name -> KnowledgeBase switches (fusion, use_<component>); with the settings' ``default``
-    (`default_config`), also that configuration with and without PRF."""
+    (`default_config`), also that configuration with PRF and without the everyday words."""
     none = {f"use_{c}": False for c in COMPONENTS}
     every = {f"use_{c}": c != "prf" for c in COMPONENTS}
     out = {BASELINE: {**none, "fusion": PLAIN_RRF}}
@@ -46,14 +46,23 @@ def variants(tuned: Fusion, default: dict | None = None) -> dict[str, dict]:
     out["tuned fusion"] = {**none, "fusion": tuned}
     out["all, plain RRF"] = {**every, "fusion": PLAIN_RRF}
     out["all"] = {**every, "fusion": tuned}
-    for component in ("scope", "thesaurus", "acronyms", "definitions"):
+    for component in ("scope", "thesaurus", "acronyms", "definitions", "everyday"):
         out[f"all - {component}"] = {**every, f"use_{component}": False, "fusion": tuned}
     out["all + prf"] = {**every, "use_prf": True, "fusion": tuned}
     if default:
         switches = {f"use_{c}": default[c] for c in COMPONENTS}
         out["default"] = {**switches, "fusion": Fusion.parse(default["fusion"])}
         out["default + prf"] = {**switches, "use_prf": True, "fusion": Fusion.parse(default["fusion"])}
+        out["default - everyday"] = {**switches, "use_everyday": False, "fusion": Fusion.parse(default["fusion"])}
     return out
+
+
+def reference_of(variant: str) -> str | None:
+    """The variant one component is added to or removed from ("all - scope" -> "all")."""
+    for reference in ("all", "default"):
+        if variant.startswith((f"{reference} - ", f"{reference} + ")):
+            return reference
+    return None
 
 
 def tuned_fusion(name: str, settings: Settings) -> tuple[Fusion, str]:
@@ -135,6 +144,18 @@ def ablation(
         for variant in HYBRIDS
         if variant in scores.scores
     }
+    # what one component does where the others are: paired with the variant it changes
+    versus_reference = {
+        variant: {
+            "reference": reference,
+            **{
+                metric: m.interval(scores.scores[variant][metric] - scores.scores[reference][metric], counts).to_dict()
+                for metric in METRICS
+            },
+        }
+        for variant in scores.scores
+        if (reference := reference_of(variant)) in scores.scores
+    }
     questions = prepared["questions"]
     traps = {q: (questions[q].trap if q in questions else None) or "none" for q in scores.qids}
     by_trap = m.breakdown(scores, traps, resamples, seed, ("recall@5",))
@@ -158,6 +179,7 @@ def ablation(
         "bootstrap": {"resamples": resamples, "seed": seed, "confidence": m.CONFIDENCE},
         "rows": rows,
         "versus_engines": versus_engines,
+        "versus_reference": versus_reference,
         "by_trap": by_trap,
         "by_expansion": by_expansion,
     }
@@ -219,6 +241,7 @@ def default_config(settings: Settings) -> dict:
         "acronyms": settings.use_acronyms,
         "prf": settings.use_prf,
         "definitions": settings.use_definitions,
+        "everyday": settings.use_everyday,
     }
 
 
@@ -256,7 +279,8 @@ def markdown(result: dict) -> str:
         "",
         f"Mean [95 % bootstrap CI, {result['bootstrap']['resamples']} resamples, seed "
         f"{result['bootstrap']['seed']}]; * = the paired difference's CI excludes 0. "
-        "rrf = plain RRF (k = 60, equal weights), no scope, thesaurus, acronyms, glossary lead or PRF; "
+        "rrf = plain RRF (k = 60, equal weights), no scope, thesaurus, acronyms, glossary lead, "
+        "everyday-word fields or PRF; "
         "bm25 and dense are "
         f"its two engines; tuned fusion = `{result['tuned_fusion']}` "
         f"({result.get('tuned_on', 'dev split')}).",
@@ -280,6 +304,21 @@ def markdown(result: dict) -> str:
                     for metric in ("ndcg@10", "recall@5")
                     for engine in ENGINES
                 )
+                + " |"
+            )
+    changed = result.get("versus_reference") or {}
+    if changed:
+        lines += [
+            "",
+            "One component added or removed, against the variant it changes (paired differences, same resamples):",
+            "",
+            "| variant | against | " + " | ".join(f"Δ {_LABELS[metric]}" for metric in METRICS) + " |",
+            "|---|---|" + "---|" * len(METRICS),
+        ]
+        for variant, cells in changed.items():
+            lines.append(
+                f"| {variant} | {cells['reference']} | "
+                + " | ".join(_cell(cells[metric], signed=True) for metric in METRICS)
                 + " |"
             )
     traps = result.get("by_trap") or {}

@@ -245,8 +245,10 @@ class LexicalIndex:
         filters: SearchFilters,
         weights: dict[str, float] | None = None,
         language: str | None = None,
+        everyday: bool = True,
     ) -> tantivy.Query | None:
-        """OR of the analyzed query terms in each language field, AND the filters.
+        """OR of the analyzed query terms in each language field (and, with `everyday`, its
+        everyday-word field), AND the filters.
 
         `weights` maps raw query words (before analysis) to a boost, for query expansion.
         `language` is the query's: its stop words are dropped from every field, or a French
@@ -262,9 +264,10 @@ class LexicalIndex:
         for field_language, field_name in TEXT_FIELDS.items():
             if filters.languages and field_language not in filters.languages:
                 continue
+            names = (field_name, EVERYDAY_FIELDS[field_language]) if everyday else (field_name,)
             for word, boost in words:
                 for token in self.analyze(word, field_language):
-                    for name in (field_name, EVERYDAY_FIELDS[field_language]):
+                    for name in names:
                         query = tantivy.Query.term_query(self.schema, name, token)
                         should.append(
                             (tantivy.Occur.Should, tantivy.Query.boost_query(query, boost) if boost != 1.0 else query)
@@ -316,9 +319,15 @@ class LexicalIndex:
         weights=None,
         phrase: bool = False,
         language: str | None = None,
+        everyday: bool = True,
     ) -> list[dict]:
-        """BM25 over the analyzed terms; with `phrase`, only children holding the exact phrase."""
-        query = self.phrase_query(text, filters) if phrase else self.build_query(text, filters, weights, language)
+        """BM25 over the analyzed terms, the everyday words too unless `everyday` is off;
+        with `phrase`, only children holding the exact phrase."""
+        query = (
+            self.phrase_query(text, filters)
+            if phrase
+            else self.build_query(text, filters, weights, language, everyday=everyday)
+        )
         if query is None:
             return []
         searcher = self.index.searcher()

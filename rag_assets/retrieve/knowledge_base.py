@@ -126,6 +126,7 @@ class KnowledgeBase:
         use_acronyms: bool = True,
         use_prf: bool = False,
         use_definitions: bool = True,
+        use_everyday: bool = True,
     ):
         self.store = store
         # callable(question, hits) -> scores in [0, 1], used by answering; None when not configured
@@ -138,6 +139,7 @@ class KnowledgeBase:
         self.use_thesaurus, self.use_acronyms = use_thesaurus, use_acronyms
         self.feedback = Feedback() if use_prf else None  # RM3-style second BM25 pass
         self.use_definitions = use_definitions  # a definition question's glossary entry leads
+        self.use_everyday = use_everyday  # BM25 also reads the thesaurus's everyday words of each child
         self.acronyms = AcronymDictionary()  # merged from the published documents' summaries by `_refresh`
         self._acronym_summaries: dict[str, tuple[str, DocumentAcronyms]] = {}  # document id -> (version, acronyms)
         # document id -> the analysed terms naming it (title, file name, `identities`, synonyms) for scopes
@@ -180,6 +182,7 @@ class KnowledgeBase:
             use_acronyms=settings.use_acronyms,
             use_prf=settings.use_prf,
             use_definitions=settings.use_definitions,
+            use_everyday=settings.use_everyday,
         )
         return cls(KnowledgeStore.of(settings), embedder or settings.embedder, **{**options, **overrides})
 
@@ -193,6 +196,7 @@ class KnowledgeBase:
             "acronyms": self.use_acronyms,
             "prf": self.feedback is not None,
             "definitions": self.use_definitions,
+            "everyday": self.use_everyday,
         }
 
     def _refresh(self, check: bool = False) -> None:
@@ -466,7 +470,14 @@ class KnowledgeBase:
             lexical = self._each_side(
                 sides or [parsed],
                 lambda f: self._published_only(
-                    self.lexical.search(text, f, limit=2 * limit, weights=term_weights, language=query.language),
+                    self.lexical.search(
+                        text,
+                        f,
+                        limit=2 * limit,
+                        weights=term_weights,
+                        language=query.language,
+                        everyday=self.use_everyday,
+                    ),
                     "bm25",
                     excluded,
                 )[:limit],
@@ -482,6 +493,7 @@ class KnowledgeBase:
                             limit=2 * limit,
                             weights={**feedback, **(term_weights or {})},
                             language=query.language,
+                            everyday=self.use_everyday,
                         ),
                         "bm25",
                         excluded,
@@ -502,7 +514,9 @@ class KnowledgeBase:
             term = defined_term(query.text) if self.use_definitions else None
             defining = (
                 self._published_only(
-                    self.lexical.search(term, parsed, limit=limit, language=query.language), "definition", excluded
+                    self.lexical.search(term, parsed, limit=limit, language=query.language, everyday=self.use_everyday),
+                    "definition",
+                    excluded,
                 )
                 if term
                 else []

@@ -73,6 +73,18 @@ def test_a_passage_is_found_in_the_policyholders_words_its_thesaurus_concept_giv
     assert not lexical.holds("pare-brise", SearchFilters())
 
 
+def test_the_everyday_word_fields_are_searched_only_when_asked(tmp_path):
+    lexical = LexicalIndex(tmp_path / "tantivy")
+    clause = "Le bris des glaces est garanti sans franchise."
+    lexical.stage_version("d", "v1", [doc("c1", "d", clause), doc("c2", "d", "Le vol est garanti.")], keep=set())
+    # the shipped thesaurus: "cambriolage" is a policyholder's word for "vol", written by no child
+    assert lexical.search("cambriolage", SearchFilters(), language="fr", everyday=False) == []
+    assert [h["child_id"] for h in lexical.search("cambriolage", SearchFilters(), language="fr")] == ["c2"]
+    # a word no everyday field holds scores the same either way
+    own = [(h["child_id"], h["score"]) for h in lexical.search("garanti", SearchFilters(), everyday=False)]
+    assert len(own) == 2 and own == [(h["child_id"], h["score"]) for h in lexical.search("garanti", SearchFilters())]
+
+
 def test_an_index_built_before_the_everyday_words_is_rebuilt_on_open_and_loses_nothing(tmp_path):
     store = KnowledgeStore(tmp_path / "knowledge")
     texts = {"c1": "Le bris des glaces est garanti.", "c2": "Le vol est garanti."}

@@ -307,6 +307,20 @@ def test_retrieve_records_the_expansion_and_the_acronyms(sample_kb):
     assert untouched.expansions == {} and untouched.acronyms == {}
 
 
+def test_bm25_reads_the_everyday_words_unless_the_switch_is_off(sample_kb):
+    from rag_assets.retrieve.knowledge_base import KnowledgeBase
+
+    settings, _, _ = sample_kb
+    kb = KnowledgeBase.from_settings(settings)
+    assert kb.retrieval_config()["everyday"] is True  # on by default
+    # "catnat" is a policyholder's word for the natural-catastrophe regime the internal note
+    # writes, and no sample document writes it: only its everyday words hold it
+    assert kb.retrieve("catnat").ranking("bm25")
+    plain = KnowledgeBase.from_settings(settings, use_everyday=False)
+    assert plain.retrieval_config()["everyday"] is False
+    assert plain.retrieve("catnat").ranking("bm25") == []
+
+
 def test_everyday_words_are_the_hidden_labels_of_the_concepts_a_text_names(shipped):
     words = shipped.everyday_words("Franchise en cas de bris de glace ou de vol.", "fr")
     assert "pare-brise" in words and "cambriolage" in words
