@@ -72,8 +72,10 @@ def _cells(line: str) -> list[str]:
 
 
 def _table_units(block_text: str, caption: str | None) -> list[tuple[str, str, str, str]]:
-    """(row line verbatim, row shown with its headers, header line, headers of its filled
-    cells) per data row."""
+    """(row line, row shown with its headers, header line, headers of its filled cells) per
+    data row. A row with no label continues the row above it: the layout stage cut a cell
+    wrapped over two lines into two rows ("Valeur à dire d'expert ou" / "Option
+    Indemnisation Plus"), and the second half alone answers nothing."""
     lines = [line for line in block_text.split("\n") if line.strip().startswith("|")]
     if len(lines) < 3:
         return [(line, line, "", "") for line in lines]
@@ -84,8 +86,15 @@ def _table_units(block_text: str, caption: str | None) -> list[tuple[str, str, s
     named = [set(_WORD.findall(h.lower())) for h in header[1:] if h]
     shared = set.intersection(*named) if len(named) > 1 else set().union(*named)
     rows = []
+    merged: list[list[str]] = []
     for line in lines[2:]:
         cells = _cells(line)
+        if merged and not cells[0] and any(cells) and len(cells) == len(merged[-1]):
+            merged[-1] = [f"{a} {b}".strip() for a, b in zip(merged[-1], cells)]
+        else:
+            merged.append(cells)
+    for cells in merged:
+        line = "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
         pairs = [f"{h} : {c}" if h else c for h, c in zip(header, cells) if c]
         labels = " ".join(
             w for h, c in zip(header, cells) if c and h for w in _WORD.findall(h) if w.lower() not in shared

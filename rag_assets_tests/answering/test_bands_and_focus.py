@@ -258,3 +258,18 @@ def test_prose_and_short_runs_of_values_stay_as_they_are():
     uneven = [*two_rows, _text("Cour d'appel"), _text("1 200 €"), _text("1 800 €")]
     for blocks in (prose, two_rows, uneven):
         assert [block for _, block in rows_read_as_text(blocks)] == blocks
+
+
+def test_a_row_without_a_label_continues_the_row_above():
+    table = (
+        "| Garantie | Montant | Franchise |\n|---|---|---|\n"
+        "| Véhicule assuré | Valeur à dire d'expert ou |  |\n"
+        "|  | Option Indemnisation Plus | Voir Dispositions Particulières |\n"
+        "| Dommages électriques | 2 200 € |  |"
+    )
+    shown = [row[1] for row in _table_units(table, None)]
+    assert shown == [
+        "Garantie : Véhicule assuré ; Montant : Valeur à dire d'expert ou Option Indemnisation Plus ; "
+        "Franchise : Voir Dispositions Particulières.",
+        "Garantie : Dommages électriques ; Montant : 2 200 €.",
+    ]
