@@ -572,6 +572,23 @@ class ExtractiveAnswerer:
             s, u = pool.pop(0)
             if not any(self._repeats(u, k) for k in kept):
                 kept.append(u)
+        # the passage retrieval ranks first always speaks when a sentence of it clears the bar:
+        # on policies nobody tuned for it holds the evidence more often than any other, and a
+        # sentence of another passage scoring higher by shared words does not make it wrong
+        first = sub.parent_ids[0] if sub.parent_ids else None
+        if first and not any(registry[k.section_id].parent_id == first for k in kept):
+            own = next(
+                (
+                    u
+                    for _, u in scored
+                    if registry[u.section_id].parent_id == first
+                    and raw[id(u)] >= min_score
+                    and u.document_id not in amended
+                ),
+                None,
+            )
+            if own is not None:
+                kept.append(own)
         position = {id(u): n for n, u in enumerate(units)}
         kept = self._with_announced(kept, units, position, registry)
         kept = self._with_figure_after(kept, units, position)

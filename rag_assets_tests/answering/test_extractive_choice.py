@@ -433,3 +433,37 @@ def test_a_follower_is_shown_once_next_to_its_unit_or_after_all_kept():
         shared,
         own,
     ]
+
+
+def test_the_passage_ranked_first_speaks_when_its_sentence_clears_the_bar(kb):
+    # another passage's sentences share more of the question's words; the first-ranked
+    # passage's own sentence, above the bar, is still shown beside them
+    import dataclasses
+
+    from rag_assets.answering.citations import build_registry
+    from rag_assets.answering.extractive import units_of
+    from rag_assets.answering.model import SubQuestion
+
+    question = "Franchise inondation en zone A ?"
+    first, second = [h.parent_id for h in kb.hits(kb.retrieve(question), 2)]
+    registry = build_registry(kb, [first, second])
+    units, _ = units_of(registry, kb)
+    of = {registry[u.section_id].parent_id: u for u in units}
+    texts = {
+        second: [
+            "Franchise inondation zone A : le montant figure au tableau des franchises.",
+            "Franchise inondation zone A : elle s'applique à chaque événement déclaré.",
+            "Franchise inondation zone A : l'assureur la déduit de l'indemnité versée.",
+        ],
+        first: ["La franchise inondation est due par événement."],
+    }
+    written = [
+        dataclasses.replace(of[parent], text=text, display=text) for parent, lines in texts.items() for text in lines
+    ]
+    answerer = ExtractiveAnswerer(kb)
+    scores = {u.text: answerer.score(question, u) for u in written}
+    assert scores[texts[first][0]] < 0.7 * min(scores[t] for t in texts[second])  # out of the usual choice
+    sub = SubQuestion(text=question, parent_ids=[first, second], best_score=0.3)
+    paragraphs = answerer.answer_sub_question(0, sub, written, registry, targeted=True)
+    assert any(texts[first][0] in p.text for p in paragraphs)
+    assert sum(t in " ".join(p.text for p in paragraphs) for t in texts[second]) == 3
