@@ -575,8 +575,9 @@ class ExtractiveAnswerer:
         # the passage retrieval ranks first always speaks when a sentence of it clears the bar:
         # on policies nobody tuned for it holds the evidence more often than any other, and a
         # sentence of another passage scoring higher by shared words does not make it wrong
+        # (a passage carrying an instruction to the assistant earns no such favour)
         first = sub.parent_ids[0] if sub.parent_ids else None
-        if first and not any(registry[k.section_id].parent_id == first for k in kept):
+        if first and not registry[registry.section_id(first)].suspicious and not any(registry[k.section_id].parent_id == first for k in kept):
             own = next(
                 (
                     u
