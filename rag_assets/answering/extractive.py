@@ -340,14 +340,14 @@ ANNOUNCED_UNITS = 4
 
 
 class ExtractiveAnswerer:
-    # at most 3 sentences, a further one within keep_ratio of the best (evaluations/tuning.md)
+    # at most 4 sentences, each further one within keep_ratio of the best (evaluations/tuning.md)
     def __init__(
         self,
         kb,
         weights: TermWeights | None = None,
         min_score: float = 0.45,
         keep_ratio: float = 0.7,
-        max_units: int = 3,
+        max_units: int = 4,
     ):
         self.kb = kb
         self.weights = weights or TermWeights(kb)

@@ -258,7 +258,7 @@ def test_the_last_sentence_slot_goes_to_a_passage_not_quoted_yet(kb):
         )
         for parent, tail in zip([first, first, first, second], tails)
     ]
-    answerer = ExtractiveAnswerer(kb)
+    answerer = ExtractiveAnswerer(kb, max_units=3)
     assert len({answerer.score(question, u) for u in written}) == 1  # alike but for their passage's rank
     sub = SubQuestion(text=question, parent_ids=[first, second], best_score=0.6)
     # one paragraph a passage: the best one's two sentences, then the next passage's
