@@ -84,6 +84,7 @@ def counts_line(summary: dict) -> str:
             if c.get("pdf_quotes")
             else ""
         )
+        + (f"; {c['answer_retries']} answers asked again" if c.get("answer_retries") else "")
         + (f"; {len(c['errors'])} errors" if c.get("errors") else "")
     )
 

@@ -231,6 +231,8 @@ def score_answer(question: Question, answer, kb, documents: dict, judged: dict |
     )
     stages = getattr(answer, "stages", None) or {}
     row.update({key: stages.get(key) for key, _ in STAGES})
+    answer_calls = sum(c.get("call") == "answer" for c in usage.get("by_call") or [])
+    row["answer_retries"] = max(0, answer_calls - 1) if usage else None
     return row
 
 

@@ -106,6 +106,8 @@ def totals(rows: list[dict]) -> dict:
         "false_premises_flagged": sum(bool(r.get("premise_flagged")) for r in premises),
         "unsupported_numbers_shown": sum(int(r.get("n_unsupported_numbers") or 0) for r in rows),
         "paragraphs_withheld": sum(int(r.get("n_withheld") or 0) for r in rows),
+        # answers asked again because the first reply was rejected (format, unknown or no source)
+        "answer_retries": sum(int(r.get("answer_retries") or 0) for r in rows),
         "pdf_quotes": sum(len(r.get("evidence_ok") or []) for r in rows),
         "pdf_quotes_highlighted": sum(sum(r.get("evidence_ok") or []) for r in rows),
         "errors": [{"qid": r["qid"], "error": r["error"]} for r in rows if r.get("error")],

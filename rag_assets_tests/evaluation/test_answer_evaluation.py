@@ -251,3 +251,4 @@ def test_stage_times_and_tokens_are_summed_up_as_medians_and_printed():
     assert "generation 8.0 s" in line and "verification 3.0 s" in line
     untimed = summarize_rows([_row("a")], resamples=1000, seed=7)  # the extractive answerer times no stage
     assert answer_reporting.stages_line({"metrics": untimed}) == ""
+    assert totals([_row("a", answer_retries=1), _row("b", answer_retries=0), _row("c")])["answer_retries"] == 1
