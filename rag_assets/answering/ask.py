@@ -11,9 +11,10 @@ import uuid
 from dataclasses import dataclass, field
 
 from rag_assets.answering.citations import build_registry
+from rag_assets.answering.compact import DEFAULT_PROMPT_TOKENS
 from rag_assets.answering.config import endpoints_from_settings
 from rag_assets.answering.extractive import ExtractiveAnswerer
-from rag_assets.answering.generation import Endpoint, EndpointsExhausted, LLMClient, generate_answer
+from rag_assets.answering.generation import Endpoint, EndpointsExhausted, LLMClient, generate_answer, model_context
 from rag_assets.answering.highlight import attach as attach_evidence
 from rag_assets.answering.log import AnswerLog, log_path_for
 from rag_assets.answering.memory import identifier, thread_owner, thread_store_for
@@ -36,6 +37,9 @@ class AskOptions:
     log: bool = True
     memory: bool = True
     max_tokens: int = 1200
+    # the answer prompt's size: the sources' sentences that matter (answering/compact.py);
+    # None gives the model whole parents
+    prompt_tokens: int | None = DEFAULT_PROMPT_TOKENS
 
 
 def _endpoint_error_alert(exc: EndpointsExhausted, what: str) -> str:
@@ -86,12 +90,14 @@ def ask(
             f"Fil « {thread_id} » sans mémoire : aucun utilisateur n'est nommé (user), rien n'est lu ni gardé."
         )
 
+    stage = time.perf_counter()
     try:
         route, _ = route_message(question, history, llm)
     except EndpointsExhausted as exc:
         alerts.append(_endpoint_error_alert(exc, "routage par règles et réponse extractive hors ligne"))
         llm = None
         route, _ = route_by_rules(question, history), None
+    routing_s = time.perf_counter() - stage
 
     answer = Answer(
         answer_id=uuid.uuid4().hex[:16],
@@ -101,6 +107,7 @@ def ask(
         route=route,
         mode="direct" if route.kind == "direct" else ("llm" if llm else "extractive"),
     )
+    answer.stages["routing_s"] = round(routing_s, 3)
     if route.kind != "direct":
         _answer_from_sources(kb, answer, route, user_groups, llm, options, alerts)
         attach_evidence(answer, kb)  # where each quote is printed, for page images
@@ -108,6 +115,7 @@ def ask(
     if llm is not None:
         answer.attempts = list(llm.attempts)
         answer.usage = llm.usage()
+        answer.stages.update(model_times(llm.calls))
         answering = [c for c in llm.calls if c["schema"] == "answer"] or llm.calls
         if answering:
             answer.endpoint, answer.model = answering[-1]["endpoint"], answering[-1]["model"]
@@ -128,6 +136,24 @@ def ask(
     return answer
 
 
+def model_times(calls: list[dict]) -> dict:
+    """Prefill and generation of the model calls, in tokens and seconds, as the server timed
+    them (a llama.cpp server does; others give nothing): `cached_tokens` of the prompts were
+    reused from its prompt cache, not computed."""
+    timed = [c["timings"] for c in calls if c.get("timings")]
+    if not timed:
+        return {}
+    keys = ("cache_n", "prompt_n", "prompt_ms", "predicted_n", "predicted_ms")
+    total = {k: sum(t.get(k, 0) for t in timed) for k in keys}
+    return {
+        "prefill_tokens": int(total["prompt_n"]),
+        "cached_tokens": int(total["cache_n"]),
+        "prefill_s": round(total["prompt_ms"] / 1000, 3),
+        "generation_tokens": int(total["predicted_n"]),
+        "generation_s": round(total["predicted_ms"] / 1000, 3),
+    }
+
+
 def _visible(kb, document_id: str, groups: list[str]) -> bool:
     """A published document sharing one of the reader's groups (a withdrawn one is not)."""
     record = kb.document(document_id)
@@ -142,6 +168,7 @@ def _answer_from_sources(kb, answer: Answer, route, user_groups, llm, options: A
         llm=llm,
         asked=route.question if route.standalone_question != route.question else None,
     )
+    stage = time.perf_counter()
     share = max(1, math.ceil(route.budget / max(1, len(route.sub_questions))))
     parent_ids: list[str] = []
     for text in route.sub_questions:
@@ -154,6 +181,7 @@ def _answer_from_sources(kb, answer: Answer, route, user_groups, llm, options: A
     answer.sources = list(registry.entries.values())
     subs = answer.sub_questions
     language = language_of(route.standalone_question)
+    answer.stages["retrieval_s"] = round(time.perf_counter() - stage, 3)
     if all(s.status == NO_SOURCE for s in subs):
         answer.missing_information = [s.text for s in subs]
         return
@@ -165,8 +193,24 @@ def _answer_from_sources(kb, answer: Answer, route, user_groups, llm, options: A
     )
     answer.premises = [p.to_dict() for p in premises]
     paragraphs: list[Paragraph] = []
+    context = None
     if llm is not None:
         try:
+            stage = time.perf_counter()
+            if options.prompt_tokens:
+                context = model_context(
+                    llm,
+                    route.standalone_question,
+                    subs,
+                    registry,
+                    extractive,
+                    options.prompt_tokens,
+                    notes=prompt_note(premises),
+                    targeted=route.intent != "explanation",
+                )
+                answer.stages["context_s"] = round(time.perf_counter() - stage, 3)
+                answer.stages["context_tokens"] = context.tokens
+                stage = time.perf_counter()
             generated = generate_answer(
                 llm,
                 route.standalone_question,
@@ -174,7 +218,9 @@ def _answer_from_sources(kb, answer: Answer, route, user_groups, llm, options: A
                 registry,
                 max_tokens=options.max_tokens,
                 notes=prompt_note(premises),
+                context=context,
             )
+            answer.stages["answer_s"] = round(time.perf_counter() - stage, 3)
             paragraphs, answer.missing_information = generated.paragraphs, generated.missing_information
             alerts.extend(generated.alerts)
             for entry in registry.entries.values():
@@ -213,12 +259,15 @@ def _answer_from_sources(kb, answer: Answer, route, user_groups, llm, options: A
             answer.missing_information.append(sub.text)
     if not answer.paragraphs:
         return
+    stage = time.perf_counter()
     outcome = verify(
         answer.paragraphs,
         registry,
         llm=llm if (llm is not None and options.verify_with_llm) else None,
         language=language,
+        shown=context.sections if context is not None else None,
     )
+    answer.stages["verification_s"] = round(time.perf_counter() - stage, 3)
     alerts.extend(outcome["alerts"])
     # the kill switch — what a cited source does not hold is withheld, not shown
     answer.alerts.extend(alerts)

@@ -521,15 +521,24 @@ class ExtractiveAnswerer:
 
         return ExtractiveAnswerer._with_followers(kept, footnotes, next_to_each=False)
 
+    @classmethod
+    def with_followers(cls, kept: list[Unit], units: list[Unit], registry) -> list[Unit]:
+        """`kept` with what each of its units needs to be read right: the list a sentence
+        announces, the sentence holding its clause's figure, a table row's notes."""
+        position = {id(u): n for n, u in enumerate(units)}
+        kept = cls._with_announced(kept, units, position, registry)
+        kept = cls._with_figure_after(kept, units, position)
+        return cls._with_footnotes(kept, units, position)
+
     def sentence_bar(self, sub: SubQuestion) -> float:
         """The least a sentence's own score must be to answer `sub`."""
         return min(self.min_score, SENTENCE_SHARE * sub.best_score) if sub.best_score else self.min_score
 
-    def answer_sub_question(
-        self, index: int, sub: SubQuestion, units: list[Unit], registry, targeted: bool, max_units: int | None = None
-    ) -> list[Paragraph]:
-        max_units = max_units or self.max_units
-        keep_ratio = self.keep_ratio if max_units <= self.max_units else self.keep_ratio - 0.15
+    def scored_units(
+        self, sub: SubQuestion, units: list[Unit], registry, targeted: bool
+    ) -> tuple[list[tuple[float, Unit]], dict[int, float]]:
+        """(score with the rank prior, unit) of the units of `sub`'s parents, best first, and
+        each unit's own score by `id`: what the answer quotes, and what a model is shown."""
         allowed = set(sub.parent_ids)
         candidates = [u for u in units if registry[u.section_id].parent_id in allowed]
         # the retrieval's order of the parents (hybrid, or reranked) is a prior: of two
@@ -548,6 +557,14 @@ class ExtractiveAnswerer:
             ((raw[id(u)] * (1 - RANK_DISCOUNT * rank.get(registry[u.section_id].parent_id, 0)), u) for u in candidates),
             key=lambda x: -x[0],
         )
+        return scored, raw
+
+    def answer_sub_question(
+        self, index: int, sub: SubQuestion, units: list[Unit], registry, targeted: bool, max_units: int | None = None
+    ) -> list[Paragraph]:
+        max_units = max_units or self.max_units
+        keep_ratio = self.keep_ratio if max_units <= self.max_units else self.keep_ratio - 0.15
+        scored, raw = self.scored_units(sub, units, registry, targeted)
         # a sentence covers less of a long question than its section does: the bar follows
         # what the retrieval gate found (the section's coverage), never above min_score; it
         # is a sentence's own coverage, before the rank prior
@@ -577,7 +594,11 @@ class ExtractiveAnswerer:
         # sentence of another passage scoring higher by shared words does not make it wrong
         # (a passage carrying an instruction to the assistant earns no such favour)
         first = sub.parent_ids[0] if sub.parent_ids else None
-        if first and not registry[registry.section_id(first)].suspicious and not any(registry[k.section_id].parent_id == first for k in kept):
+        if (
+            first
+            and not registry[registry.section_id(first)].suspicious
+            and not any(registry[k.section_id].parent_id == first for k in kept)
+        ):
             own = next(
                 (
                     u
@@ -590,10 +611,8 @@ class ExtractiveAnswerer:
             )
             if own is not None:
                 kept.append(own)
+        kept = self.with_followers(kept, units, registry)
         position = {id(u): n for n, u in enumerate(units)}
-        kept = self._with_announced(kept, units, position, registry)
-        kept = self._with_figure_after(kept, units, position)
-        kept = self._with_footnotes(kept, units, position)
         asked = quantities(sub.text)
         asked_terms = frozenset(analyze(sub.text, language_of(sub.text)))
         # one paragraph a passage, the best one's first, each in reading order: sentences of two

@@ -20,9 +20,11 @@ from __future__ import annotations
 import json
 import re
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from rag_assets.answering.compact import CompactContext, compact_context, estimate_tokens
 from rag_assets.answering.model import NO_SOURCE, Paragraph, SubQuestion
 
 FALLBACK_STATUSES = {401, 402, 403, 404, 408, 409, 429, 500, 502, 503, 504, 529}
@@ -37,6 +39,10 @@ class Endpoint:
     multimodal: bool = False
     timeout: float = 120.0  # seconds per request
     max_retries: int = 2  # the openai client's own retries of this endpoint
+    # a llama.cpp server's own request options (`cache_prompt`), and its tokenizer's URL: other
+    # servers may refuse an option they do not know, and have no tokenizer to ask
+    extra_body: dict = field(default_factory=dict)
+    tokenize_url: str | None = None
 
     @property
     def label(self) -> str:
@@ -56,6 +62,7 @@ class LLMResult:
     usage: dict
     seconds: float
     schema: str
+    timings: dict = field(default_factory=dict)  # a llama.cpp server's prefill and generation times
 
 
 class EndpointsExhausted(RuntimeError):
@@ -82,6 +89,16 @@ def parse_json(content: str) -> Any:
             except json.JSONDecodeError:
                 return None
         return None
+
+
+def _timings(response) -> dict:
+    """Tokens and milliseconds of prefill (`prompt_*`, `cache_n` tokens reused from the prompt
+    cache) and generation (`predicted_*`), as a llama.cpp server reports them; {} elsewhere."""
+    timings = (getattr(response, "model_extra", None) or {}).get("timings")
+    if not isinstance(timings, dict):
+        return {}
+    keys = ("cache_n", "prompt_n", "prompt_ms", "predicted_n", "predicted_ms")
+    return {k: round(float(timings[k]), 1) for k in keys if isinstance(timings.get(k), (int, float))}
 
 
 def _usage_dict(usage) -> dict:
@@ -132,9 +149,25 @@ class LLMClient:
             for key, value in call["usage"].items():
                 total[key] = total.get(key, 0) + int(value or 0)
         total["by_call"] = [
-            {"call": c["schema"], "endpoint": c["endpoint"], "seconds": c["seconds"], **c["usage"]} for c in self.calls
+            {"call": c["schema"], "endpoint": c["endpoint"], "seconds": c["seconds"], **c["usage"], **c["timings"]}
+            for c in self.calls
         ]
         return total
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of `text` by the current endpoint's tokenizer when it has one (a llama.cpp
+        server's /tokenize), else a count that overestimates (`estimate_tokens`)."""
+        url = self.current.tokenize_url
+        if url:
+            request = urllib.request.Request(
+                url, data=json.dumps({"content": text}).encode(), headers={"Content-Type": "application/json"}
+            )
+            try:
+                with urllib.request.urlopen(request, timeout=30) as response:
+                    return len(json.loads(response.read())["tokens"])
+            except (OSError, ValueError, KeyError):
+                pass  # the estimate is safe
+        return estimate_tokens(text)
 
     def complete(
         self,
@@ -172,6 +205,7 @@ class LLMClient:
                 usage=_usage_dict(getattr(response, "usage", None)),
                 seconds=seconds,
                 schema=schema_name,
+                timings=_timings(response),
             )
             self.calls.append(
                 {
@@ -180,6 +214,7 @@ class LLMClient:
                     "model": result.model,
                     "usage": result.usage,
                     "seconds": round(seconds, 3),
+                    "timings": result.timings,
                 }
             )
             return result
@@ -197,6 +232,8 @@ class LLMClient:
         client = self._client(index)
         endpoint = self.endpoints[index]
         kwargs = dict(model=endpoint.model, messages=messages, max_tokens=max_tokens, temperature=temperature)
+        if endpoint.extra_body:
+            kwargs["extra_body"] = endpoint.extra_body
         if index not in self._json_object_only:
             try:
                 return client.chat.completions.create(
@@ -267,7 +304,10 @@ def answer_schema(source_ids: list[str]) -> dict:
     }
 
 
-def _user_message(question: str, subs: list[SubQuestion], registry, notes: str = "") -> str:
+def _user_message(question: str, subs: list[SubQuestion], registry, notes: str = "", context=None) -> str:
+    """The question, its sub-questions, the premises found wrong and the sources: whole
+    parents with the catalogue of their ids, or a compact context (`CompactContext`), whose
+    source tags already name every id it allows."""
     lines = [f"Question : {question}", "", "Sous-questions :"]
     for n, sub in enumerate(subs, 1):
         note = (
@@ -278,20 +318,21 @@ def _user_message(question: str, subs: list[SubQuestion], registry, notes: str =
         lines.append(f"{n}. {sub.text}{note}")
     if notes:  # the premises the system found contradicted by the sources
         lines += ["", notes]
+    if context is None:
+        lines += ["", "Identifiants de source autorisés :", registry.catalogue(), "", registry.context_text()]
+    else:
+        lines += ["", context.text]
     lines += [
-        "",
-        "Identifiants de source autorisés :",
-        registry.catalogue(),
-        "",
-        registry.context_text(),
         "",
         "Réponds en JSON selon le schéma : paragraphs (sub_question, text, source_ids) et missing_information.",
     ]
     return "\n".join(lines)
 
 
-def _messages(question, subs, registry, extra: list[dict], notes: str = "") -> Callable[[Endpoint], list[dict]]:
-    text = _user_message(question, subs, registry, notes)
+def _messages(
+    question, subs, registry, extra: list[dict], notes: str = "", context=None
+) -> Callable[[Endpoint], list[dict]]:
+    text = _user_message(question, subs, registry, notes, context)
 
     def build(endpoint: Endpoint) -> list[dict]:
         content: Any = text
@@ -303,9 +344,35 @@ def _messages(question, subs, registry, extra: list[dict], notes: str = "") -> C
                     {"type": "text", "text": f"Image de {source_id} :"},
                     {"type": "image_url", "image_url": {"url": url}},
                 ]
+        # the fixed system prompt first: a server's prompt cache keeps its state between questions
         return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": content}, *extra]
 
     return build
+
+
+# a chat template's own tokens around two messages (Qwen2.5's: 5 a message, and the
+# assistant's opening), counted apart from the messages' text
+TEMPLATE_TOKENS = 16
+
+
+def model_context(
+    llm: LLMClient,
+    question: str,
+    subs: list[SubQuestion],
+    registry,
+    extractive,
+    prompt_tokens: int,
+    notes: str = "",
+    targeted: bool = True,
+) -> CompactContext:
+    """The compact context of the answer's prompt: the sentences that matter, in what the
+    system prompt, the question and the instructions leave of `prompt_tokens`."""
+    frame = llm.count_tokens(SYSTEM_PROMPT) + llm.count_tokens(_user_message(question, subs, registry, notes, _EMPTY))
+    budget = prompt_tokens - frame - TEMPLATE_TOKENS
+    return compact_context(registry, subs, extractive, budget, llm.count_tokens, targeted)
+
+
+_EMPTY = CompactContext(text="", source_ids=[])
 
 
 def _validate(data: Any, registry, sub_count: int) -> tuple[list[Paragraph], list[str], list[str]]:
@@ -351,17 +418,28 @@ class Generated:
 
 
 def generate_answer(
-    llm: LLMClient, question: str, subs: list[SubQuestion], registry, max_tokens: int = 1200, notes: str = ""
+    llm: LLMClient,
+    question: str,
+    subs: list[SubQuestion],
+    registry,
+    max_tokens: int = 1200,
+    notes: str = "",
+    context: CompactContext | None = None,
 ) -> Generated:
-    schema = answer_schema(registry.ids)
+    """`context`: the sources as a compact context (`model_context`), whose ids alone may be
+    cited; None: the registry's whole parents."""
+    ids = context.source_ids if context is not None else registry.ids
+    schema = answer_schema(ids)
     alerts: list[str] = []
-    first = llm.complete(_messages(question, subs, registry, [], notes), "answer", schema, max_tokens=max_tokens)
+    first = llm.complete(
+        _messages(question, subs, registry, [], notes, context), "answer", schema, max_tokens=max_tokens
+    )
     paragraphs, problems, missing = _validate(first.data, registry, len(subs))
     results = [first]
     if problems:
         correction = (
             "Ta réponse est rejetée : " + " ; ".join(problems) + ". Réponds de nouveau, en entier : chaque "
-            "paragraphe doit citer au moins une source, uniquement parmi : " + ", ".join(registry.ids) + "."
+            "paragraphe doit citer au moins une source, uniquement parmi : " + ", ".join(ids) + "."
         )
         retry = llm.complete(
             _messages(
@@ -370,6 +448,7 @@ def generate_answer(
                 registry,
                 [{"role": "assistant", "content": first.content}, {"role": "user", "content": correction}],
                 notes,
+                context,
             ),
             "answer",
             schema,

@@ -31,6 +31,10 @@ class LocalLLMError(RuntimeError):
 # short sections are joined (evaluations/tuning.md: one reached 9,887, over a server's 8,192);
 # Qwen2.5 is trained to 32,768. The KV cache of a 1.5B model at 16,384 is about 0.5 GB.
 N_CTX = 16384
+# llama.cpp keeps the states of recent prompts in RAM and starts a prompt from the longest one
+# it shares a prefix with: the fixed system prompts of the router, the answer and the check are
+# computed once. About 28 KB a token for a 1.5B model: 512 MiB holds some 19,000 tokens.
+PROMPT_CACHE_MIB = 512
 
 
 class LocalLLM:
@@ -73,6 +77,8 @@ class LocalLLM:
         params.hostnames = ["127.0.0.1"]
         params.port = 0  # a free port, read back from listening_address
         params.use_jinja = True
+        params.cache_prompt = True
+        params.cache_ram_mib = PROMPT_CACHE_MIB
         params.verbosity = 3 if self.verbose else 1
         try:
             self._server = xllamacpp.Server(params)
@@ -88,6 +94,8 @@ class LocalLLM:
             name=f"llama.cpp local ({self.gguf_path.name})",
             multimodal=self.multimodal,
             timeout=self.timeout,
+            extra_body={"cache_prompt": True},
+            tokenize_url=f"{address}/tokenize",
         )
         return self.endpoint
 

@@ -123,6 +123,9 @@ class Answer:
     endpoint: str | None = None
     attempts: list[dict] = field(default_factory=list)  # endpoint errors before the one that answered
     usage: dict = field(default_factory=dict)
+    # seconds of each stage (routing, retrieval, context, answer, verification) and, over the
+    # model calls, prefill and generation seconds and tokens (`ask.model_times`)
+    stages: dict = field(default_factory=dict)
     latency_s: float = 0.0
     created_at: str = ""
     memory: bool = False  # the thread's history was read and this exchange kept in it (a user was named)

@@ -320,10 +320,15 @@ def verify_schema(paragraph_count: int, source_ids: list[str]) -> dict:
     }
 
 
-def _llm_checks(llm, paragraphs: list[Paragraph], registry) -> tuple[dict[int, dict], object]:
+def _llm_checks(llm, paragraphs: list[Paragraph], registry, shown: dict[str, str]) -> tuple[dict[int, dict], object]:
     cited = list(dict.fromkeys(i for p in paragraphs for i in p.source_ids))
-    blocks = []
+    # a source the answering model was shown compact is checked on what it was shown (its quote
+    # is still looked up in the full text); one shown whole, sentence by sentence
+    sections = dict.fromkeys(registry.section_of(i).source_id for i in cited)
+    blocks = [shown[s] for s in sections if s in shown]
     for source_id in cited:
+        if registry.section_of(source_id).source_id in shown:
+            continue
         entry = registry[source_id]
         lines = "\n".join(f"  {line}" for line in sentences(entry.text))
         blocks.append(f'<source id="{source_id}" nom="{entry.name}">\n{lines}\n</source>')
@@ -396,16 +401,20 @@ def _without_repeated_instructions(paragraphs: list[Paragraph], registry, alerts
     return kept
 
 
-def verify(paragraphs: list[Paragraph], registry, llm=None, language: str = "fr") -> dict:
+def verify(
+    paragraphs: list[Paragraph], registry, llm=None, language: str = "fr", shown: dict[str, str] | None = None
+) -> dict:
     """Fill verdict / quote / unsupported_numbers of each paragraph; return
-    {"alerts": [...], "llm": LLMResult | None, "method": "llm" | "lexical"}."""
+    {"alerts": [...], "llm": LLMResult | None, "method": "llm" | "lexical"}. `shown`: section
+    id -> the text the answering model was given of it, when not the whole source; numbers
+    and quotes are checked against the whole source all the same."""
     alerts: list[str] = []
     checks: dict = {}
     llm_result, method = None, "lexical"
     paragraphs[:] = _without_repeated_instructions(paragraphs, registry, alerts)
     if llm is not None and paragraphs:
         try:
-            checks, llm_result = _llm_checks(llm, paragraphs, registry)
+            checks, llm_result = _llm_checks(llm, paragraphs, registry, shown or {})
             method = "llm"
         except Exception as exc:  # verification must not lose the answer
             alerts.append(

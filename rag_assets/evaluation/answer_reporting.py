@@ -10,6 +10,7 @@ import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
+from rag_assets.evaluation.answer_scoring import STAGES
 from rag_assets.evaluation.metrics import json_safe
 from rag_assets.evaluation.reporting import PER_QUESTION, SUMMARY, TABLE, plot_bars, write_per_question
 from rag_assets.store import write_json_atomic
@@ -59,6 +60,18 @@ def rows_of(summary: dict) -> list[tuple[str, str, int]]:
     return out
 
 
+def stages_line(summary: dict) -> str:
+    """'per question, median: retrieval 2.1 s, prefill 9.8 s, …' over the stages the run timed."""
+    metrics = summary["metrics"]
+    cells = []
+    for key, label in STAGES:
+        cell = metrics.get(f"stage:{key}")
+        if cell and cell.get("mean") is not None:
+            name, unit = (label[:-4], " s") if label.endswith(" (s)") else (label, "")
+            cells.append(f"{name} {cell['mean']:,.{1 if unit else 0}f}{unit}")
+    return "per question, median: " + ", ".join(cells) if cells else ""
+
+
 def counts_line(summary: dict) -> str:
     c = summary["counts"]
     return (
@@ -71,6 +84,7 @@ def counts_line(summary: dict) -> str:
             if c.get("pdf_quotes")
             else ""
         )
+        + (f"; {c['answer_retries']} answers asked again" if c.get("answer_retries") else "")
         + (f"; {len(c['errors'])} errors" if c.get("errors") else "")
     )
 
@@ -82,9 +96,11 @@ def title(summary: dict) -> str:
 def markdown_table(summary: dict) -> str:
     lines = [f"**{title(summary)}**", "", "| metric | value [95 % CI] | n |", "|---|---|---|"]
     lines += [f"| {label} | {value} | {n} |" for label, value, n in rows_of(summary)]
+    stages = stages_line(summary)
     lines += [
         "",
         counts_line(summary),
+        *(["", stages] if stages else []),
         "",
         f"mean [95 % bootstrap CI, {summary['bootstrap']['resamples']} resamples, seed "
         f"{summary['bootstrap']['seed']}]; latency: median [bootstrap CI]",
@@ -103,6 +119,8 @@ def text_table(summary: dict) -> str:
     ]
     out += [f"{label.ljust(width)}  {value.ljust(value_width)}  {n}" for label, value, n in rows]
     out.append(counts_line(summary))
+    if stages_line(summary):
+        out.append(stages_line(summary))
     failed = summary["counts"].get("failed_documents") or []
     if failed:
         out.append(

@@ -229,7 +229,26 @@ def score_answer(question: Question, answer, kb, documents: dict, judged: dict |
         endpoint=answer.endpoint,
         error=None,
     )
+    stages = getattr(answer, "stages", None) or {}
+    row.update({key: stages.get(key) for key, _ in STAGES})
+    answer_calls = sum(c.get("call") == "answer" for c in usage.get("by_call") or [])
+    row["answer_retries"] = max(0, answer_calls - 1) if usage else None
     return row
+
+
+# each question's stages (`Answer.stages`): (key, label); a stage a run did not have is None
+STAGES = (
+    ("routing_s", "routing (s)"),
+    ("retrieval_s", "retrieval (s)"),
+    ("context_tokens", "context tokens"),
+    ("prefill_tokens", "prefill tokens"),
+    ("cached_tokens", "prompt-cache tokens"),
+    ("prefill_s", "prefill (s)"),
+    ("generation_tokens", "generated tokens"),
+    ("generation_s", "generation (s)"),
+    ("answer_s", "answer call (s)"),
+    ("verification_s", "verification (s)"),
+)
 
 
 def error_row(question: Question, exc: Exception, seconds: float) -> dict:

@@ -8,7 +8,7 @@ from typing import Callable
 import numpy as np
 
 from rag_assets.evaluation import metrics as m
-from rag_assets.evaluation.answer_scoring import PREMISE_TRAPS
+from rag_assets.evaluation.answer_scoring import PREMISE_TRAPS, STAGES
 
 
 def _values(rows: list[dict], key: str, where: Callable[[dict], bool] = lambda r: True) -> np.ndarray:
@@ -79,6 +79,9 @@ def summarize_rows(rows: list[dict], resamples: int = m.RESAMPLES, seed: int = m
     out["latency_s"] = median_interval(_values(rows, "latency_s"), resamples, seed)
     out["latency_mean_s"] = _mean(_values(rows, "latency_s"), resamples, seed)
     out["total_tokens"] = _mean(_values(rows, "total_tokens"), resamples, seed)
+    for key, _ in STAGES:  # medians, like the latency they split
+        if any(r.get(key) is not None for r in rows):
+            out[f"stage:{key}"] = median_interval(_values(rows, key), resamples, seed)
     if any(r.get("judge_verdict") for r in rows):
         out["judge_correct"] = _mean(
             np.asarray([float(r["judge_verdict"] == "correct") for r in rows if r.get("judge_verdict")]),
@@ -103,6 +106,8 @@ def totals(rows: list[dict]) -> dict:
         "false_premises_flagged": sum(bool(r.get("premise_flagged")) for r in premises),
         "unsupported_numbers_shown": sum(int(r.get("n_unsupported_numbers") or 0) for r in rows),
         "paragraphs_withheld": sum(int(r.get("n_withheld") or 0) for r in rows),
+        # answers asked again because the first reply was rejected (format, unknown or no source)
+        "answer_retries": sum(int(r.get("answer_retries") or 0) for r in rows),
         "pdf_quotes": sum(len(r.get("evidence_ok") or []) for r in rows),
         "pdf_quotes_highlighted": sum(sum(r.get("evidence_ok") or []) for r in rows),
         "errors": [{"qid": r["qid"], "error": r["error"]} for r in rows if r.get("error")],

@@ -8,13 +8,14 @@ package talks to it over TCP exactly as it would to a provider.
 Replies are chosen by the JSON-schema name of the request's `response_format`
 ("route", "answer", "verify", "reformulate"); each is a dict `{"json": obj}`,
 `{"content": "raw text"}`, `{"status": 429}` / any HTTP error status, `{"delay": seconds, …}`
-before replying, or a callable
+before replying, `{"timings": {…}, …}` returned beside the reply (a llama.cpp server's), or a callable
 (request body -> one of those). The last reply of a list is reused when it runs out.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -106,7 +107,9 @@ class ScriptedOpenAI:
         content = reply["content"] if "content" in reply else json.dumps(reply["json"], ensure_ascii=False)
         prompt_tokens = sum(len(str(m.get("content", ""))) for m in body.get("messages", [])) // 4
         completion_tokens = max(1, len(content) // 4)
+        extra = {"timings": reply["timings"]} if "timings" in reply else {}  # as a llama.cpp server times a call
         return 200, {
+            **extra,
             "id": f"chatcmpl-{len(self.requests)}",
             "object": "chat.completion",
             "created": 0,
@@ -128,7 +131,9 @@ def _error(status: int) -> dict:
 
 
 def catalogue(body: dict) -> dict[str, str]:
-    """source id -> readable name, read from the catalogue in the request's user message."""
+    """source id -> readable name, read from the request's user message: the catalogue of a
+    context of whole parents, or a compact context's source tags and element markers (an
+    element named by its source's name and its label)."""
     text = next((m["content"] for m in body["messages"] if m["role"] == "user"), "")
     if isinstance(text, list):
         text = " ".join(part.get("text", "") for part in text if isinstance(part, dict))
@@ -137,6 +142,12 @@ def catalogue(body: dict) -> dict[str, str]:
         if line.startswith("- S") and " : " in line:
             source_id, name = line[2:].split(" : ", 1)
             entries[source_id.strip()] = name.strip()
+    if entries:
+        return entries
+    for source_id, name in re.findall(r'<source id="(S\d+)" nom="([^"]*)"', text):
+        entries[source_id] = name
+    for element_id, label in re.findall(r"^\[(S\d+-[A-Z]\d+) — (.*)\]$", text, re.MULTILINE):
+        entries[element_id] = f"{entries.get(element_id.split('-')[0], '')}, {label}"
     return entries
 
 

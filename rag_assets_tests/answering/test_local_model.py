@@ -41,3 +41,22 @@ def test_real_local_model_gives_cited_answers_with_supported_numbers(kb, local_e
     assert answer.paragraphs and all(p.source_ids for p in answer.paragraphs)
     assert not any(p.unsupported_numbers for p in answer.paragraphs), answer.render()
     assert re.search(expected, answer.text), answer.render()
+
+
+def test_real_local_model_prompt_fits_its_budget_reuses_the_cached_prefix_and_needs_no_retry(kb, local_endpoint):
+    from rag_assets.answering.compact import DEFAULT_PROMPT_TOKENS
+    from rag_assets.answering.generation import SYSTEM_PROMPT, LLMClient
+
+    prefix = LLMClient([local_endpoint]).count_tokens(SYSTEM_PROMPT)
+    questions = [
+        "Quelle est la franchise pour une inondation en zone A ?",
+        "Quelle est la franchise pour une tempête nommée ?",
+    ]
+    answers = [ask(kb, question, endpoints=[local_endpoint]) for question in questions]
+    for answer in answers:
+        [call] = [c for c in answer.usage["by_call"] if c["call"] == "answer"]  # the grammar leaves no retry
+        assert call["prompt_tokens"] <= DEFAULT_PROMPT_TOKENS
+        assert answer.stages["prefill_s"] > 0 and answer.stages["generation_tokens"] > 0
+    # the second question's answer prompt starts from the first one's system prompt, kept by the server
+    [second] = [c for c in answers[1].usage["by_call"] if c["call"] == "answer"]
+    assert second["cache_n"] >= prefix

@@ -234,3 +234,21 @@ def test_golden_sample_answer_evaluation_through_dagster_and_the_cli(sample_kb, 
     assert args.func(args, settings) == 0
     out = capsys.readouterr().out
     assert "answerer: extractive (offline)" in out and "false premises flagged" in out and "[" in out
+
+
+def test_stage_times_and_tokens_are_summed_up_as_medians_and_printed():
+    timed = [
+        _row("a", retrieval_s=1.0, prefill_s=8.0, prefill_tokens=900, generation_s=6.0, verification_s=4.0),
+        _row("b", retrieval_s=3.0, prefill_s=12.0, prefill_tokens=1100, generation_s=10.0, verification_s=2.0),
+        _row("c", refused=True, retrieval_s=2.0),  # refused: no model call after retrieval
+    ]
+    metrics = summarize_rows(timed, resamples=1000, seed=7)
+    assert metrics["stage:retrieval_s"]["mean"] == 2.0 and metrics["stage:retrieval_s"]["n"] == 3
+    assert metrics["stage:prefill_s"]["mean"] == 10.0 and metrics["stage:prefill_tokens"]["mean"] == 1000
+    assert "stage:cached_tokens" not in metrics  # a stage no question had
+    line = answer_reporting.stages_line({"metrics": metrics})
+    assert line.startswith("per question, median: retrieval 2.0 s, prefill tokens 1,000, prefill 10.0 s")
+    assert "generation 8.0 s" in line and "verification 3.0 s" in line
+    untimed = summarize_rows([_row("a")], resamples=1000, seed=7)  # the extractive answerer times no stage
+    assert answer_reporting.stages_line({"metrics": untimed}) == ""
+    assert totals([_row("a", answer_retries=1), _row("b", answer_retries=0), _row("c")])["answer_retries"] == 1
