@@ -5,10 +5,13 @@ preferred."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from rag_assets.answering.extractive import ExtractiveAnswerer, Unit
 from rag_assets.answering.gate import FEATURES
+from rag_assets.answering.model import SubQuestion
 from rag_assets.answering.retrieval import RetrievalOptions, Retriever
 
 
@@ -138,11 +141,8 @@ def test_the_gate_records_its_features_probability_and_model(kb):
 def test_the_same_sentence_in_two_parents_is_cited_from_the_better_ranked_one(kb):
     # a sister product's notice repeats the sentence under headings that happen to share the
     # question's words: the retrieval's order chooses the copy, not the headings
-    import dataclasses
-
     from rag_assets.answering.citations import build_registry
     from rag_assets.answering.extractive import units_of
-    from rag_assets.answering.model import SubQuestion
 
     question = "Quelle est la franchise pour une inondation en zone A dans mon appartement ?"
     first, second = [h.parent_id for h in kb.hits(kb.retrieve(question), 2)]
@@ -232,20 +232,23 @@ def test_a_list_of_every_level_is_no_answer_for_one_of_them(kb):
     assert answerer.score(question, one) > answerer.score(question, levels)
 
 
-def test_the_last_sentence_slot_goes_to_a_passage_not_quoted_yet(kb):
-    # TNS IPID: the two best sentences and a third of the same passage (the capital amounts)
-    # left out the next passage's "suicide during the first year", about as good
-    import dataclasses
-
+def _two_passages(kb, question: str):
+    """The first two parents retrieved for `question`, their registry, and a unit of each by
+    parent id (to be rewritten with `dataclasses.replace`)."""
     from rag_assets.answering.citations import build_registry
     from rag_assets.answering.extractive import units_of
-    from rag_assets.answering.model import SubQuestion
 
-    question = "Franchise inondation en zone A ?"
     first, second = [h.parent_id for h in kb.hits(kb.retrieve(question), 2)]
     registry = build_registry(kb, [first, second])
     units, _ = units_of(registry, kb)
-    of = {registry[u.section_id].parent_id: u for u in units}
+    return first, second, registry, {registry[u.section_id].parent_id: u for u in units}
+
+
+def test_the_last_sentence_slot_goes_to_a_passage_not_quoted_yet(kb):
+    # TNS IPID: the two best sentences and a third of the same passage (the capital amounts)
+    # left out the next passage's "suicide during the first year", about as good
+    question = "Franchise inondation en zone A ?"
+    first, second, registry, of = _two_passages(kb, question)
     tails = [
         "le montant figure au tableau des franchises.",
         "elle s'applique à chaque événement déclaré.",
@@ -438,17 +441,8 @@ def test_a_follower_is_shown_once_next_to_its_unit_or_after_all_kept():
 def test_the_passage_ranked_first_speaks_when_its_sentence_clears_the_bar(kb):
     # another passage's sentences share more of the question's words; the first-ranked
     # passage's own sentence, above the bar, is still shown beside them
-    import dataclasses
-
-    from rag_assets.answering.citations import build_registry
-    from rag_assets.answering.extractive import units_of
-    from rag_assets.answering.model import SubQuestion
-
     question = "Franchise inondation en zone A ?"
-    first, second = [h.parent_id for h in kb.hits(kb.retrieve(question), 2)]
-    registry = build_registry(kb, [first, second])
-    units, _ = units_of(registry, kb)
-    of = {registry[u.section_id].parent_id: u for u in units}
+    first, second, registry, of = _two_passages(kb, question)
     texts = {
         second: [
             "Franchise inondation zone A : le montant figure au tableau des franchises.",
