@@ -71,6 +71,11 @@ def _cells(line: str) -> list[str]:
     return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line)]
 
 
+def _markdown_row(cells: list[str]) -> str:
+    """A table row as the parents write it (the inverse of `_cells`)."""
+    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+
 def _table_units(block_text: str, caption: str | None) -> list[tuple[str, str, str, str]]:
     """(row line, row shown with its headers, header line, headers of its filled cells) per
     data row. A row with no label continues the row above it: the layout stage cut a cell
@@ -94,7 +99,7 @@ def _table_units(block_text: str, caption: str | None) -> list[tuple[str, str, s
         else:
             merged.append(cells)
     for cells in merged:
-        line = "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+        line = _markdown_row(cells)
         pairs = [f"{h} : {c}" if h else c for h, c in zip(header, cells) if c]
         labels = " ".join(
             w for h, c in zip(header, cells) if c and h for w in _WORD.findall(h) if w.lower() not in shared
@@ -206,7 +211,7 @@ def rows_read_as_text(blocks: list[dict]) -> list[tuple[int, dict]]:
         lines = [header, ["---"] * len(header), *rows]
         table = {
             "kind": "table",
-            "text": "\n".join("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |" for cells in lines),
+            "text": "\n".join(_markdown_row(cells) for cells in lines),
         }
         out.append((first, table))
         i = j
