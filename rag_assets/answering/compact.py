@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
-from rag_assets.answering.extractive import ExtractiveAnswerer, Unit, units_of
+from rag_assets.answering.extractive import ExtractiveAnswerer, Unit, rows_read_as_text, units_of
 from rag_assets.answering.model import NO_SOURCE, SubQuestion
 
 # a model prompt's size (system prompt, question and context) unless told otherwise: prefill
@@ -72,7 +72,8 @@ def render_source(registry, section_id: str, shown: list[Unit], position: dict[i
     """A source as the model sees it: `shown` in reading order, under the headings of a joined
     parent, each element marked with its id, a table's rows under its header row."""
     parent_id = registry[section_id].parent_id
-    blocks = registry.kb.parent(parent_id).get("blocks") or []
+    # the blocks the units were read from: a table read as lines is one table block again
+    blocks = dict(rows_read_as_text(registry.kb.parent(parent_id).get("blocks") or []))
     body: list[str] = []
     heading = ""
     last: Unit | None = None

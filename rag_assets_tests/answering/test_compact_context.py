@@ -129,3 +129,63 @@ def test_whole_parents_when_no_prompt_budget_is_set(kb):
         [request] = server.requests_for("answer")
     user = request["messages"][1]["content"]
     assert "Identifiants de source autorisés" in user and "Tempête nommée (ouragan)" in user
+
+
+FEES = """# Protection juridique Vie Quotidienne
+
+## Montants des honoraires
+
+Nous réglons les honoraires de votre avocat selon les montants ci-après, par formule.
+
+| | Formule Essentielle | Formule Essentielle Plus |
+|---|---|---|
+
+Démarches amiables
+
+350 €
+
+525 €
+
+Commissions administratives
+
+400 €
+
+600 €
+
+Cour d'appel
+
+1 200 €
+
+1 800 €
+
+Ces montants comprennent les frais de dossier.
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.dagster_run
+def test_a_table_read_as_lines_is_shown_as_rows_under_its_column_headers(tmp_path):
+    """A fee grid the layout read as lines (a label, then each amount in a block of its own) is
+    one table for the extractive stage; the model is shown it the same way: each row on its
+    own line under the header row that names the formulas."""
+    from rag_assets.orchestration.ingest_runs import ingest
+    from rag_assets.orchestration.instance import open_instance
+    from rag_assets.retrieve.knowledge_base import KnowledgeBase
+    from rag_assets_tests.support.stores import make_settings
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "protection-juridique.md").write_text(FEES, encoding="utf-8")
+    settings = make_settings(tmp_path / "kb")
+    with open_instance(settings) as instance:
+        assert all(o.status != "failed" for o in ingest([folder], settings, instance))
+    kb = KnowledgeBase.open(settings.store)
+    retrieved = Retriever(kb).retrieve("Quels honoraires d'avocat pour une cour d'appel ?", 3)
+    registry = build_registry(kb, retrieved.sub.parent_ids)
+
+    context = compact_context(registry, [retrieved.sub], ExtractiveAnswerer(kb), budget=1000)
+
+    lines = context.text.split("\n")
+    heads = [n for n, line in enumerate(lines) if "Formule Essentielle Plus" in line]
+    assert heads, context.text
+    assert "| Cour d'appel | 1 200 € | 1 800 € |" in lines[heads[0] + 2 :]
