@@ -252,6 +252,22 @@ def test_a_table_read_as_lines_of_labels_and_values_is_a_table_again():
     assert shown[2] == "Cour d'appel ; Formule Essentielle : 1 200 € ; Formule Essentielle Plus : -."
 
 
+def test_labels_the_layout_took_for_headings_still_label_their_values():
+    blocks = [
+        _text("Plafond de prise en charge par litige"),
+        _text("20 000 €"),
+        {"kind": "heading", "text": "dont Plafond au titre d'une expertise judiciaire"},
+        _text("6 000 €"),
+        {"kind": "heading", "text": "dont Plafond au titre d'une expertise amiable"},
+        _text("1 000 €"),
+    ]
+
+    [(_, table)] = rows_read_as_text(blocks)
+
+    shown = [row[1] for row in _table_units(table["text"], None)]
+    assert shown[2] == "dont Plafond au titre d'une expertise amiable ; 1 000 €."
+
+
 def test_prose_and_short_runs_of_values_stay_as_they_are():
     prose = [_text("La franchise est fixée aux conditions particulières."), _text("150 €")]
     two_rows = [_text("Démarches amiables"), _text("350 €"), _text("Commissions"), _text("350 €")]
