@@ -181,9 +181,10 @@ def _column_names(block: dict, count: int) -> list[str] | None:
 def rows_read_as_text(blocks: list[dict]) -> list[tuple[int, dict]]:
     """(index, block) of a parent's blocks, where a table the layout stage read as text lines
     (a label, then its values each in a block of its own: "Démarches amiables" / "350 €" /
-    "525 €"; a short label set in bold is often read as a heading) is one table block again, under the column headers of a header-only table just
-    above it when there is one. Its rows then answer as rows do, each value under its header;
-    read line by line, a label came without its amount."""
+    "525 €"; a short label set in bold is often read as a heading) is one table block again,
+    under the column headers of a header-only table just above it when there is one. Its rows
+    then answer as rows do, each value under its header; read line by line, a label came
+    without its amount."""
     out: list[tuple[int, dict]] = []
     i = 0
     while i < len(blocks):
