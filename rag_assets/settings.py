@@ -113,6 +113,8 @@ class Settings(BaseSettings):
     llm_endpoints: str | None = Field(None, repr=False)  # JSON list, tried in order after the one above
     llm_gguf: str | None = None
     llm_multimodal: bool = False
+    # who routes a question and checks an answer's support when a model answers (config.py)
+    llm_checks: Literal["auto", "model", "rules"] = "auto"
 
     # Fixed by the code, not the environment.
     child_max_tokens: ClassVar[int] = 400

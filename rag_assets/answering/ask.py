@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from rag_assets.answering.citations import build_registry
 from rag_assets.answering.compact import DEFAULT_PROMPT_TOKENS
-from rag_assets.answering.config import endpoints_from_settings
+from rag_assets.answering.config import endpoints_from_settings, model_checks
 from rag_assets.answering.extractive import ExtractiveAnswerer
 from rag_assets.answering.generation import Endpoint, EndpointsExhausted, LLMClient, generate_answer, model_context
 from rag_assets.answering.highlight import attach as attach_evidence
@@ -27,13 +27,18 @@ from rag_assets.answering.verification import verify
 from rag_assets.answering.withholding import not_an_answer, withhold
 from rag_assets.index.records import PUBLIC_GROUP
 from rag_assets.retrieve.limits import checked_question
+from rag_assets.settings import load_settings
 from rag_assets.text.language import detect_language as language_of
 
 
 @dataclass
 class AskOptions:
     retrieval: RetrievalOptions = field(default_factory=RetrievalOptions)
-    verify_with_llm: bool = True  # support check by the model when one answers (else lexical)
+    # when a model answers, it also routes (follow-up rewrite, comparison split) and checks the
+    # answer's support; else rules route and the answer's terms are checked in its sources.
+    # None: RAG_ASSETS_LLM_CHECKS (answering/config.py)
+    route_with_llm: bool | None = None
+    verify_with_llm: bool | None = None
     log: bool = True
     memory: bool = True
     max_tokens: int = 1200
@@ -74,12 +79,18 @@ def ask(
     owner = thread_owner(user, user_groups) if user is not None else None
     if llm is None and not offline:
         if endpoints is None:
-            from rag_assets.settings import load_settings
-
-            endpoints = endpoints_from_settings(settings or load_settings())
+            settings = settings or load_settings()
+            endpoints = endpoints_from_settings(settings)
         llm = LLMClient(endpoints) if endpoints else None
     if offline:
         llm = None
+    if llm is not None:
+        by_model = model_checks((settings or load_settings()).llm_checks, llm.endpoints)
+        options = dataclasses.replace(
+            options,
+            route_with_llm=by_model if options.route_with_llm is None else options.route_with_llm,
+            verify_with_llm=by_model if options.verify_with_llm is None else options.verify_with_llm,
+        )
     store_root = kb.store.root
     threads = thread_store_for(store_root)
     # the thread of this user with these groups, with only what the reader may see
@@ -92,7 +103,7 @@ def ask(
 
     stage = time.perf_counter()
     try:
-        route, _ = route_message(question, history, llm)
+        route, _ = route_message(question, history, llm if options.route_with_llm else None)
     except EndpointsExhausted as exc:
         alerts.append(_endpoint_error_alert(exc, "routage par règles et réponse extractive hors ligne"))
         llm = None

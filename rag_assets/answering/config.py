@@ -7,6 +7,10 @@
           "max_retries": 2}, …]
     RAG_ASSETS_LLM_MULTIMODAL  1 when the single endpoint's model accepts images
     RAG_ASSETS_LLM_GGUF        a GGUF file the CLI serves locally (llama.cpp) as the last endpoint
+    RAG_ASSETS_LLM_CHECKS      auto | model | rules: who routes the question (follow-up rewrite,
+                               comparison split) and checks the answer's support. auto = rules
+                               when every endpoint is a model served in-process on this CPU,
+                               where each extra call costs seconds; the model otherwise
 
 No endpoint: the offline extractive answerer.
 """
@@ -59,3 +63,13 @@ def endpoints_from_settings(settings) -> list[Endpoint]:
                 )
             )
     return endpoints
+
+
+def model_checks(setting: str, endpoints: list[Endpoint]) -> bool:
+    """Whether the model routes and checks (RAG_ASSETS_LLM_CHECKS), or the rules do: routing by
+    rules and support by the answer's terms found in its sources."""
+    if setting not in ("auto", "model", "rules"):
+        raise ValueError(f"RAG_ASSETS_LLM_CHECKS must be auto, model or rules, not {setting!r}")
+    if setting == "auto":
+        return not all(endpoint.in_process for endpoint in endpoints)
+    return setting == "model"

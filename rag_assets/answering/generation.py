@@ -43,6 +43,8 @@ class Endpoint:
     # servers may refuse an option they do not know, and have no tokenizer to ask
     extra_body: dict = field(default_factory=dict)
     tokenize_url: str | None = None
+    # served by this process on its own CPU (answering/local_llm.py): every call costs seconds
+    in_process: bool = False
 
     @property
     def label(self) -> str:

@@ -96,6 +96,7 @@ class LocalLLM:
             timeout=self.timeout,
             extra_body={"cache_prompt": True},
             tokenize_url=f"{address}/tokenize",
+            in_process=True,
         )
         return self.endpoint
 

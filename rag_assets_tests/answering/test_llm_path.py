@@ -12,6 +12,7 @@ import socket
 import pytest
 
 from rag_assets.answering import AskOptions, Endpoint, ask
+from rag_assets.answering.config import model_checks
 from rag_assets.answering.log import AnswerLog, log_path_for
 from rag_assets_tests.answering.openai_stub import ScriptedOpenAI, allowed_ids, catalogue
 
@@ -414,3 +415,26 @@ def test_a_split_into_paraphrases_is_one_question_with_its_qualifiers(kb):
         answer = ask(kb, ZONE_A, endpoints=[endpoint(server, "primary")], options=AskOptions(log=False))
     assert answer.route.sub_questions == [ZONE_A] and answer.route.intent != "comparison"
     assert "5 000 €" in answer.text
+
+
+def test_a_model_served_in_process_only_answers_rules_route_and_terms_check(kb, sample_kb):
+    settings = sample_kb[0]
+    script = {"route": [route(ZONE_A)], "answer": [answer_citing_table()], "verify": [verify_supported()]}
+    with ScriptedOpenAI(script) as server:
+        local = Endpoint(base_url=server.base_url, model="local", api_key="local", name="local", in_process=True)
+        answer = ask(kb, ZONE_A, endpoints=[local], settings=settings)
+        assert [server.schema_name(r) for r in server.requests] == ["answer"]
+        assert answer.mode == "llm" and answer.route.method == "rules"
+        assert "5 000 €" in answer.paragraphs[0].text and not answer.paragraphs[0].unsupported_numbers
+
+        answer = ask(kb, ZONE_A, endpoints=[local], settings=settings.model_copy(update={"llm_checks": "model"}))
+        assert answer.route.method == "llm" and server.requests_for("verify")
+
+
+def test_the_checks_setting_is_one_of_three():
+    remote = Endpoint(base_url="http://127.0.0.1:1/v1", model="m")
+    local = Endpoint(base_url="http://127.0.0.1:2/v1", model="m", in_process=True)
+    assert model_checks("auto", [local, remote]) and not model_checks("auto", [local])
+    assert model_checks("model", [local]) and not model_checks("rules", [remote])
+    with pytest.raises(ValueError, match="RAG_ASSETS_LLM_CHECKS"):
+        model_checks("llm", [remote])

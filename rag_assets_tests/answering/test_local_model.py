@@ -54,7 +54,9 @@ def test_real_local_model_prompt_fits_its_budget_reuses_the_cached_prefix_and_ne
     ]
     answers = [ask(kb, question, endpoints=[local_endpoint]) for question in questions]
     for answer in answers:
-        [call] = [c for c in answer.usage["by_call"] if c["call"] == "answer"]  # the grammar leaves no retry
+        # one call: the grammar leaves no retry, rules route and check for a model served in-process
+        [call] = answer.usage["by_call"]
+        assert call["call"] == "answer"
         assert call["prompt_tokens"] <= DEFAULT_PROMPT_TOKENS
         assert answer.stages["prefill_s"] > 0 and answer.stages["generation_tokens"] > 0
     # the second question's answer prompt starts from the first one's system prompt, kept by the server
