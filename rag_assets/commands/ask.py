@@ -40,7 +40,9 @@ def cmd_ask(args, settings) -> int:
         )
     gguf = None if args.offline else (args.gguf or getattr(settings, "llm_gguf", None))
     local = None
-    options = AskOptions(retrieval=RetrievalOptions(threshold=args.threshold), verify_with_llm=not args.no_llm_verify)
+    if args.checks:
+        settings = settings.model_copy(update={"llm_checks": args.checks})
+    options = AskOptions(retrieval=RetrievalOptions(threshold=args.threshold))
     try:
         if gguf:
             from rag_assets.answering.local_llm import LocalLLM, LocalLLMError
@@ -124,5 +126,11 @@ def add_ask_parser(subparsers) -> None:
         help="write each cited PDF page, the quoted lines highlighted, as a PNG "
         "in DIR and print its path beside the citation",
     )
-    p.add_argument("--no-llm-verify", action="store_true", help="lexical support check instead of the model's")
+    p.add_argument(
+        "--checks",
+        choices=("auto", "model", "rules"),
+        help="who routes the question and checks the answer's support when a model answers: the model, "
+        "or rules and the answer's terms in its sources; auto = rules for a local GGUF alone "
+        "(default: $RAG_ASSETS_LLM_CHECKS, else auto)",
+    )
     p.set_defaults(func=cmd_ask)

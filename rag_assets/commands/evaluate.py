@@ -61,6 +61,11 @@ def add_eval_parser(subparsers) -> None:
         "extractive, or gguf (--gguf or RAG_ASSETS_LLM_GGUF)",
     )
     answers.add_argument("--gguf", default="", help="the GGUF file served for --answerer gguf")
+    answers.add_argument(
+        "--checks",
+        choices=("auto", "model", "rules"),
+        help="who routes and checks the support when a model answers (default: $RAG_ASSETS_LLM_CHECKS, else auto)",
+    )
     answers.add_argument("--subset", default="", help="a named subset (local-nightly) or comma-separated question ids")
     p.set_defaults(func=cmd_eval)
 
@@ -129,6 +134,7 @@ def answer_options(args, runs_dir: Path):
     return AnswerEvalOptions(
         answerer=args.answerer,
         gguf=args.gguf,
+        checks=args.checks or "",
         subset=args.subset,
         split=args.split,
         store=str(Path(args.eval_store).resolve()) if args.eval_store else "",

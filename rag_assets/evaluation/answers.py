@@ -44,7 +44,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -76,6 +76,7 @@ class AnswerEvalOptions(BaseModel):
 
     answerer: str = "configured"  # configured (settings; extractive when none) | extractive | gguf
     gguf: str = ""  # answerer=gguf: the GGUF file (default $RAG_ASSETS_LLM_GGUF)
+    checks: Literal["", "auto", "model", "rules"] = ""  # "" = $RAG_ASSETS_LLM_CHECKS (answering/config.py)
     subset: str = ""  # "" = every question; a named subset (SUBSETS) or comma-separated ids
     split: str = ""  # "" = every question; "dev" (odd ids) | "test" (even ids)
     judge_base_url: str = ""  # optional judge endpoint (key: $RAG_ASSETS_EVAL_JUDGE_API_KEY)
@@ -218,6 +219,8 @@ def evaluate_answers(
         raise AnswerEvaluationError(f"{name}: no question carries an expected answer")
     if options.store:
         settings = settings.model_copy(update={"store": Path(options.store).resolve()})
+    if options.checks:
+        settings = settings.model_copy(update={"llm_checks": options.checks})
     if not KnowledgeStore(settings.store).registry():
         raise AnswerEvaluationError(f"{name}: no document in {settings.store}; build it first (rag-assets eval {name})")
     started = time.perf_counter()
@@ -289,6 +292,7 @@ def evaluate_answers(
         "answerer": {
             "kind": kind,
             "description": description,
+            "checks": settings.llm_checks,
             "local": local,
             "judge": {"base_url": options.judge_base_url, "model": options.judge_model}
             if options.judge_base_url
