@@ -53,6 +53,7 @@ _INVERTED_ANY = re.compile(r"\b\w+-(?:t-)?(?:je|tu|il|elle|ils|elles|on|nous|vou
 _EST_CE_QUE = re.compile(r"\best[- ]ce qu(?:e\b|['’])", re.IGNORECASE)
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\s*:\s+(?=[A-ZÀ-Þa-z])")
 _CODE = re.compile(r"\b([A-Z]{1,3})(\d{1,2})\b")
+_LIST_ITEM = re.compile(r"\s*(?:[-–•●·▪►>✓]|o\s)")
 _LIST_SEPARATOR = re.compile(r"\s*(?:,|\bet\b|\bou\b|/|;)\s*")
 
 
@@ -122,7 +123,7 @@ def _lexicon() -> _Lexicon:
 @dataclass
 class Premise:
     kind: str  # figure-absent | figure-contradicted | name-absent | guarantee-not-included | none-such | excluded
-    # | condition-not-met | restricted | waiting-period
+    # | condition-not-met | restricted | waiting-period | variant-not-covered
     claim: str  # what the question states: "250 €", "formule Initiale"
     found: list[str] = field(default_factory=list)  # what the sources give instead
     source_id: str | None = None  # the source that gives it
@@ -474,6 +475,72 @@ def inclusion_premises(question: str, units: list, name_of, idf, sub_question: i
     return []
 
 
+def _variant_lead_in(units: list, index: int, noun: str):
+    """The lead-in naming variants of `noun` that the unit at `index` is listed under ("Si vous
+    avez souscrit la formule Essentiel, Différence ou Plénitude, sont également garantis :"): the
+    nearest sentence before it, in the same passage and under the same heading, that ends with a
+    colon and names the noun; None when that lead-in names no variant (it speaks of every
+    formula: "Sont exclus de toutes les formules :") or there is none."""
+    unit = units[index]
+    for before in reversed(units[:index]):
+        if before.source_id != unit.source_id or before.context != unit.context:
+            return None
+        text = before.text.rstrip()
+        if text.endswith(":") and re.search(rf"\b{noun}s?\b", fold(text)):
+            return before if noun in _variants(text) else None
+    return None
+
+
+def variant_premises(question: str, units: list, name_of, sub_question: int | None = None) -> list[Premise]:
+    """A yes/no question whether something is covered, from a reader who names their variant
+    ("J'ai la formule Initiale … le bris de glace va-t-il jouer ?"): when what is asked is listed
+    only under a lead-in naming other variants ("Si vous avez souscrit la formule Essentiel,
+    Différence ou Plénitude, sont également garantis : … le bris d'élément vitré"), and under no
+    lead-in naming the reader's, the answer says so first. `units`: the extractive answerer's
+    units of the retrieved parents, in reading order; `name_of`: a source id's citation name."""
+    from rag_assets.retrieve.query import analyze, content_terms
+
+    sentence = _cover_question(question)
+    held = _variants(question)
+    if not sentence or not held:
+        return []
+    # what is asked: the asking sentence's words, less those saying it is covered, where it is
+    # looked for, and the variant's own name
+    ignored = set(analyze(" ".join([*_lexicon().scope_words, *(n for names in held.values() for n in names)])))
+    asked = [
+        t for t in content_terms(_lexicon().cover_asked.sub(" ", sentence)) if not t.isdigit() and t not in ignored
+    ]
+    if not asked:
+        return []
+    excluding = None
+    for index, unit in enumerate(units):
+        # a guarantee listed under the lead-in ("> Le bris d'élément vitré", "- Vol"), not a sentence
+        # that mentions it under a lead-in about something else
+        if not _LIST_ITEM.match(unit.text) or not any(_writes(t, set(analyze(unit.text))) for t in asked):
+            continue
+        for noun, names in held.items():
+            if noun.startswith("code:"):
+                continue
+            lead = _variant_lead_in(units, index, noun)
+            if lead is None:
+                continue
+            listed = {fold(n) for n in _variants(lead.text)[noun]}
+            if listed & {fold(n) for n in names}:
+                return []  # granted to the reader's variant somewhere
+            excluding = excluding or (noun, names, lead, unit)
+    if excluding is None:
+        return []
+    noun, names, lead, unit = excluding
+    name = name_of(unit.source_id)
+    label = f"« {noun} {sorted(names)[0]} »"
+    message = (
+        f"La question suppose cette garantie comprise dans {label} ; la source ne l'accorde qu'à d'autres "
+        f"variantes : « {lead.display[:200]} … {unit.display[:200]} » ({name})."
+    )
+    found = [lead.display, unit.display]
+    return [Premise("variant-not-covered", sentence, found, unit.source_id, name, sub_question, message)]
+
+
 RESTRICTION_SHARED = 2  # question words a restricting sentence must write (set a priori: no dev question has one)
 
 
@@ -799,6 +866,7 @@ def check_premises(question: str, subs, registry, extractive, asked: str = "") -
         premises += inclusion_premises(
             sub.text, own_units, lambda source_id: registry[source_id].name, extractive.weights.idf, index
         )
+        premises += variant_premises(sub.text, own_units, lambda source_id: registry[source_id].name, index)
         premises += absence_premises(
             text,
             own_units,

@@ -222,6 +222,33 @@ def test_a_waiting_period_the_readers_cover_has_not_yet_run_is_flagged():
     )
 
 
+def test_a_guarantee_listed_only_under_other_variants_than_the_readers_is_flagged():
+    from rag_assets.answering.premises import variant_premises
+
+    def unit(text: str) -> Unit:
+        return Unit("S1", "S1", "d1", text, text, "Conditions générales\nVos garanties", "fr")
+
+    units = [
+        unit("Quelle que soit la formule, vous êtes couvert pour l'incendie."),
+        unit("Si vous avez choisi la formule Confort ou Sérénité, sont également garantis :"),
+        unit("• Le vol du véhicule"),
+        unit("• La casse des vitres"),
+        unit("Nous réglons la casse des vitres sans franchise en cas de réparation."),
+        unit("Si vous avez choisi la formule Sérénité, sont également garantis :"),
+        unit("• Le prêt d'un véhicule"),
+    ]
+    question = "J'ai la formule Tiers de l'assureur. Mon pare-brise est fissuré : la casse des vitres va-t-elle jouer ?"
+    [premise] = variant_premises(question, units, lambda s: "CG auto")
+    assert premise.kind == "variant-not-covered" and premise.source_id == "S1"
+    assert "Confort ou Sérénité" in premise.found[0] and "formule Tiers" in premise.message
+    # a variant the lead-in names, or a guarantee no lead-in restricts: nothing to say
+    assert variant_premises(question.replace("Tiers", "Confort"), units, str) == []
+    assert variant_premises(question.replace("la casse des vitres", "l'incendie"), units, str) == []
+    # a lead-in about every formula ends the variants' list
+    closing = [*units[:2], unit("Sont exclus de toutes les formules :"), unit("• La casse des vitres en compétition")]
+    assert variant_premises(question, closing, str) == []
+
+
 def _text(text: str) -> dict:
     return {"kind": "text", "text": text}
 
