@@ -54,6 +54,7 @@ _EST_CE_QUE = re.compile(r"\best[- ]ce qu(?:e\b|['’])", re.IGNORECASE)
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\s*:\s+(?=[A-ZÀ-Þa-z])")
 _CODE = re.compile(r"\b([A-Z]{1,3})(\d{1,2})\b")
 _LIST_ITEM = re.compile(r"\s*(?:[-–•●·▪►>✓]|o\s)")
+_ITEMS = re.compile(r"\s+(?=[-–•●·▪]\s)")  # where a unit holding several list items starts the next
 _LIST_SEPARATOR = re.compile(r"\s*(?:,|\bet\b|\bou\b|/|;)\s*")
 
 
@@ -70,6 +71,7 @@ class _Lexicon:
     scope_words: tuple[str, ...]
     not_included: re.Pattern[str]
     excludes: re.Pattern[str]
+    ends: re.Pattern[str]
     restricts: re.Pattern[str]
     condition: re.Pattern[str]
     elapsed: re.Pattern[str]  # anchored at the end of the words before a duration
@@ -111,6 +113,7 @@ def _lexicon() -> _Lexicon:
         scope_words=tuple(phrases.scope_words),
         not_included=regex(phrases.not_included),
         excludes=regex(phrases.excludes),
+        ends=regex(phrases.ends),
         restricts=regex(phrases.restricts),
         condition=regex(phrases.condition),
         elapsed=re.compile(rf"{alt(phrases.elapsed)}\s+(?:{alt(phrases.elapsed_hedges)}\s+)?$", re.IGNORECASE),
@@ -587,6 +590,97 @@ def exclusion_premises(
     return []
 
 
+def _lead_ins(units: list, index: int) -> list:
+    """The lead-ins of the list the unit at `index` is an item of, nearest first: the sentences
+    before it, in the same passage and under the same heading, that end with a colon, up to the
+    first that is no item itself ("Sont exclus :" over "- au titre de la garantie vol :")."""
+    unit = units[index]
+    if not _LIST_ITEM.match(unit.text):
+        return []
+    found = []
+    for before in reversed(units[:index]):
+        if before.source_id != unit.source_id or before.context != unit.context:
+            break
+        if before.text.rstrip().endswith(":"):
+            found.append(before)
+            if not _LIST_ITEM.match(before.text):
+                break
+    return found
+
+
+def excluded_items(units: list) -> list[tuple[object, object, str]]:
+    """(lead-in, unit, item) of the list items whose lead-in excludes or ends the cover ("si vous
+    n'avez pas retenu l'option, nous excluons : - les sinistres résultant d'un burn-out", "Les
+    garanties cessent : - le jour où l'assuré quitte l'entreprise"), each item of a unit that
+    holds several ("- l'usure, - le vol, - …") apart. `units`: in reading order."""
+    found = []
+    for index, unit in enumerate(units):
+        for lead in _lead_ins(units, index):
+            if _lexicon().excludes.search(lead.text) or _lexicon().ends.search(lead.text):
+                found += [(lead, unit, item) for item in _ITEMS.split(unit.display) if item.strip()]
+                break
+    return found
+
+
+def _phrases(terms: list[str]) -> set[tuple[str, str]]:
+    """The pairs of analysed terms written in a row, plurals folded; one word may come between,
+    as not every function word is a stop word ("quitte son entreprise", "quitte l'entreprise")."""
+    words = [t.rstrip("s") for t in terms]
+    return set(zip(words, words[1:])) | set(zip(words, words[2:]))
+
+
+def situation_premises(
+    question: str, items: list[tuple[str, str, str, str, str]], sub_question: int | None = None
+) -> list[Premise]:
+    """A yes/no question whether something is covered, whose story the cover excludes: an item of
+    a list that excludes or ends the cover writes a phrase the reader used to tell what happened
+    (two words in a row, `_phrases`: "je suis en arrêt pour un burn-out" against "nous excluons : - les
+    sinistres résultant d'un burn-out, sauf si…", "j'ai signé une rupture conventionnelle" against
+    "sont exclus : - la démission, la rupture conventionnelle"): said first, citing the lead-in
+    and the item. One word in common is no story: exclusions write the guarantee's own words. The
+    story is the question before its asking sentence, less the words saying it is insured; a phrase
+    naming where the item sits (the document, its headings, the lead-in: "arrêt de travail" in
+    "Pour la garantie arrêt de travail, nous excluons :") is the topic, not the reader's case.
+    `items`: (source id, source name, title and headings, lead-in, item), best first."""
+    from rag_assets.retrieve.query import analyze, content_terms
+
+    sentence = _cover_question(question)
+    story = question[: question.rfind(sentence)] if sentence else ""
+    story = without_figures(story, figures(story))  # "depuis deux mois" tells no case
+    # what happened, not that it is insured ("assurée depuis trois ans", "arrêt indemnisé")
+    story = _lexicon().cover_asked.sub(" ", story)
+    told = {t for t in content_terms(story) if not t.isdigit()}
+    ignored = set(analyze(" ".join(_lexicon().scope_words)))
+    phrases = _phrases([t for t in analyze(story) if t in told])
+    for source_id, name, where, lead, item in items if phrases else []:
+        topic = _phrases(analyze(" ".join([name or "", where, lead])))
+        shared = {p for p in phrases & _phrases(analyze(item)) - topic if not set(p) & ignored}
+        if shared:
+            # the lead-in's end and the item around the reader's phrase: a list of twenty illnesses
+            # quoted from its start would not show the one the reader has
+            first = min(shared)[0]
+            at = next((m.start() for m in re.finditer(r"[\w’'-]+", item) if first in _plain(m.group(0))), 0)
+            said = f"{_excerpt(lead, len(lead), 160)} {_excerpt(item, at, 120, 180)}"
+            message = f"La question suppose cette situation couverte ; la source l'exclut : « {said} » ({name})."
+            return [Premise("excluded", sentence, [lead, item], source_id, name, sub_question, message)]
+    return []
+
+
+def _excerpt(text: str, at: int, before: int, after: int = 0) -> str:
+    """`text` from `before` characters before `at` to `after` characters past it, cut between
+    words, an ellipsis marking what is left out."""
+    start = 0 if at <= before else text.find(" ", at - before) + 1
+    end = len(text) if at + after >= len(text) else text.rfind(" ", at, at + after)
+    end = end if end > at else min(len(text), at + after)
+    return ("… " if start else "") + text[start:end].strip() + (" …" if end < len(text) else "")
+
+
+def _plain(word: str) -> set[str]:
+    from rag_assets.retrieve.query import analyze
+
+    return {t.rstrip("s") for t in analyze(word)}
+
+
 def condition_premises(
     question: str, answering: list[tuple[str, str, str]], sub_question: int | None = None
 ) -> list[Premise]:
@@ -852,7 +946,15 @@ def check_premises(question: str, subs, registry, extractive, asked: str = "") -
         premises += condition_premises(text, shown, index)
         premises += waiting_premises(sub.text, shown, index)
         premises += restriction_premises(text, shown, index)
-        premises += exclusion_premises(
+        # the reader's story among a list's excluded cases, else what the question asks about excluded
+        premises += situation_premises(
+            sub.text,
+            [
+                (unit.source_id, registry[unit.source_id].name, unit.context, lead.display, item)
+                for lead, unit, item in excluded_items(own_units)
+            ],
+            index,
+        ) or exclusion_premises(
             text,
             shown
             + [
