@@ -518,8 +518,10 @@ def variant_premises(question: str, units: list, name_of, sub_question: int | No
     excluding = None
     for index, unit in enumerate(units):
         # a guarantee listed under the lead-in ("> Le bris d'élément vitré", "- Vol"), not a sentence
-        # that mentions it under a lead-in about something else
-        if not _LIST_ITEM.match(unit.text) or not any(_writes(t, set(analyze(unit.text))) for t in asked):
+        # that mentions it under a lead-in about something else; the item names what is asked when
+        # it writes half its words ("bris" of "bris de glace"), not one of many ("jusqu'à")
+        written = set(analyze(unit.text))
+        if not _LIST_ITEM.match(unit.text) or 2 * sum(_writes(t, written) for t in asked) < len(asked):
             continue
         for noun, names in held.items():
             if noun.startswith("code:"):

@@ -244,6 +244,9 @@ def test_a_guarantee_listed_only_under_other_variants_than_the_readers_is_flagge
     # a variant the lead-in names, or a guarantee no lead-in restricts: nothing to say
     assert variant_premises(question.replace("Tiers", "Confort"), units, str) == []
     assert variant_premises(question.replace("la casse des vitres", "l'incendie"), units, str) == []
+    # an item writing one of the asked words is not what is asked ("prêt" of a bicycle's loan)
+    bicycle = "J'ai la formule Tiers. Le prêt d'un vélo électrique de remplacement est-il couvert ?"
+    assert variant_premises(bicycle, units, str) == []
     # a lead-in about every formula ends the variants' list
     closing = [*units[:2], unit("Sont exclus de toutes les formules :"), unit("• La casse des vitres en compétition")]
     assert variant_premises(question, closing, str) == []
