@@ -489,7 +489,7 @@ def _variant_lead_in(units: list, index: int, noun: str):
         if before.source_id != unit.source_id or before.context != unit.context:
             return None
         text = before.text.rstrip()
-        if text.endswith(":") and re.search(rf"\b{noun}s?\b", fold(text)):
+        if text.endswith(":") and re.search(rf"\b{re.escape(noun)}[sx]?\b", fold(text)):
             return before if noun in _variants(text) else None
     return None
 
