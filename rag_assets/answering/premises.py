@@ -29,6 +29,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cache
+from typing import TYPE_CHECKING
 
 from rag_assets.answering.figures import (
     DATE,
@@ -41,6 +42,9 @@ from rag_assets.answering.figures import (
     same_figure,
 )
 from rag_assets.text.folding import fold
+
+if TYPE_CHECKING:
+    from rag_assets.answering.extractive import Unit
 
 PREMISE_KINDS = (MONEY, PERCENT, DURATION, DATE)
 PASSAGES = 4  # sentences read for the value the sources give (as many as an answer shows)
@@ -478,7 +482,7 @@ def inclusion_premises(question: str, units: list, name_of, idf, sub_question: i
     return []
 
 
-def _variant_lead_in(units: list, index: int, noun: str):
+def _variant_lead_in(units: list[Unit], index: int, noun: str) -> Unit | None:
     """The lead-in naming variants of `noun` that the unit at `index` is listed under ("Si vous
     avez souscrit la formule Essentiel, Différence ou Plénitude, sont également garantis :"): the
     nearest sentence before it, in the same passage and under the same heading, that ends with a
@@ -592,7 +596,7 @@ def exclusion_premises(
     return []
 
 
-def _lead_ins(units: list, index: int) -> list:
+def _lead_ins(units: list[Unit], index: int) -> list[Unit]:
     """The lead-ins of the list the unit at `index` is an item of, nearest first: the sentences
     before it, in the same passage and under the same heading, that end with a colon, up to the
     first that is no item itself ("Sont exclus :" over "- au titre de la garantie vol :")."""
@@ -610,7 +614,7 @@ def _lead_ins(units: list, index: int) -> list:
     return found
 
 
-def excluded_items(units: list) -> list[tuple[object, object, str]]:
+def excluded_items(units: list[Unit]) -> list[tuple[Unit, Unit, str]]:
     """(lead-in, unit, item) of the list items whose lead-in excludes or ends the cover ("si vous
     n'avez pas retenu l'option, nous excluons : - les sinistres résultant d'un burn-out", "Les
     garanties cessent : - le jour où l'assuré quitte l'entreprise"), each item of a unit that
