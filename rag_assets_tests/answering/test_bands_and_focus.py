@@ -222,6 +222,77 @@ def test_a_waiting_period_the_readers_cover_has_not_yet_run_is_flagged():
     )
 
 
+def test_a_guarantee_listed_only_under_other_variants_than_the_readers_is_flagged():
+    from rag_assets.answering.premises import variant_premises
+
+    def unit(text: str) -> Unit:
+        return Unit("S1", "S1", "d1", text, text, "Conditions générales\nVos garanties", "fr")
+
+    units = [
+        unit("Quelle que soit la formule, vous êtes couvert pour l'incendie."),
+        unit("Si vous avez choisi la formule Confort ou Sérénité, sont également garantis :"),
+        unit("• Le vol du véhicule"),
+        unit("• La casse des vitres"),
+        unit("Nous réglons la casse des vitres sans franchise en cas de réparation."),
+        unit("Si vous avez choisi la formule Sérénité, sont également garantis :"),
+        unit("• Le prêt d'un véhicule"),
+    ]
+    question = "J'ai la formule Tiers de l'assureur. Mon pare-brise est fissuré : la casse des vitres va-t-elle jouer ?"
+    [premise] = variant_premises(question, units, lambda s: "CG auto")
+    assert premise.kind == "variant-not-covered" and premise.source_id == "S1"
+    assert "Confort ou Sérénité" in premise.found[0] and "formule Tiers" in premise.message
+    # a variant the lead-in names, or a guarantee no lead-in restricts: nothing to say
+    assert variant_premises(question.replace("Tiers", "Confort"), units, str) == []
+    assert variant_premises(question.replace("la casse des vitres", "l'incendie"), units, str) == []
+    # an item writing one of the asked words is not what is asked ("prêt" of a bicycle's loan)
+    bicycle = "J'ai la formule Tiers. Le prêt d'un vélo électrique de remplacement est-il couvert ?"
+    assert variant_premises(bicycle, units, str) == []
+    # a lead-in about every formula ends the variants' list
+    closing = [*units[:2], unit("Sont exclus de toutes les formules :"), unit("• La casse des vitres en compétition")]
+    assert variant_premises(question, closing, str) == []
+
+
+def test_the_readers_story_among_the_cases_a_list_excludes_or_ends_is_flagged():
+    from rag_assets.answering.premises import excluded_items, situation_premises
+
+    def unit(text: str) -> Unit:
+        return Unit("S1", "S1", "d1", text, text, "Notice prévoyance\nIndemnités journalières", "fr")
+
+    units = [
+        unit("Nous versons une indemnité journalière pendant votre arrêt de travail."),
+        unit("Pour la garantie arrêt de travail, nous excluons :"),
+        unit("- les arrêts de travail suivant une cure thermale, - les arrêts dus à un épuisement professionnel."),
+        unit("Les indemnités cessent :"),
+        unit("- le jour où l'assuré quitte son entreprise ;"),
+    ]
+    items = [("S1", "Notice", u.context, lead.display, item) for lead, u, item in excluded_items(units)]
+    # each item of a unit holding several apart; the sentence before the lists is no item
+    assert [i[4] for i in items] == [
+        "- les arrêts de travail suivant une cure thermale,",
+        "- les arrêts dus à un épuisement professionnel.",
+        "- le jour où l'assuré quitte son entreprise ;",
+    ]
+    told = (
+        "Je suis en arrêt de travail depuis un mois pour un épuisement professionnel. Vais-je toucher mes indemnités ?"
+    )
+    [premise] = situation_premises(told, items)
+    assert premise.kind == "excluded" and "épuisement professionnel" in premise.found[1]
+    assert "nous excluons" in premise.message
+    leaving = (
+        "Je vends mon fonds et je quitte mon entreprise le mois prochain. Les indemnités seront-elles encore versées ?"
+    )
+    [premise] = situation_premises(leaving, items)
+    assert "quitte son entreprise" in premise.found[1] and "cessent" in premise.found[0]
+    # the lead-in's own words are the topic ("arrêt de travail"), one word in common is no story
+    assert (
+        situation_premises("Je suis en arrêt de travail pour une fracture. Vais-je toucher mes indemnités ?", items)
+        == []
+    )
+    assert situation_premises("Je souffre d'épuisement. Vais-je toucher mes indemnités ?", items) == []
+    # a question that does not ask whether it is covered
+    assert situation_premises("J'ai un épuisement professionnel. Quel est le montant des indemnités ?", items) == []
+
+
 def _text(text: str) -> dict:
     return {"kind": "text", "text": text}
 
