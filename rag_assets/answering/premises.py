@@ -29,7 +29,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING
 
 from rag_assets.answering.figures import (
     DATE,
@@ -43,9 +42,6 @@ from rag_assets.answering.figures import (
 )
 from rag_assets.text.folding import fold
 
-if TYPE_CHECKING:
-    from rag_assets.answering.extractive import Unit
-
 PREMISE_KINDS = (MONEY, PERCENT, DURATION, DATE)
 PASSAGES = 4  # sentences read for the value the sources give (as many as an answer shows)
 # A yes/no question asserts what it asks to confirm ("Le SCR est-il calibré à 99,9 % ?",
@@ -57,8 +53,6 @@ _INVERTED_ANY = re.compile(r"\b\w+-(?:t-)?(?:je|tu|il|elle|ils|elles|on|nous|vou
 _EST_CE_QUE = re.compile(r"\best[- ]ce qu(?:e\b|['’])", re.IGNORECASE)
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\s*:\s+(?=[A-ZÀ-Þa-z])")
 _CODE = re.compile(r"\b([A-Z]{1,3})(\d{1,2})\b")
-_LIST_ITEM = re.compile(r"\s*(?:[-–•●·▪►>✓]|o\s)")
-_ITEMS = re.compile(r"\s+(?=[-–•●·▪]\s)")  # where a unit holding several list items starts the next
 _LIST_SEPARATOR = re.compile(r"\s*(?:,|\bet\b|\bou\b|/|;)\s*")
 
 
@@ -75,7 +69,6 @@ class _Lexicon:
     scope_words: tuple[str, ...]
     not_included: re.Pattern[str]
     excludes: re.Pattern[str]
-    ends: re.Pattern[str]
     restricts: re.Pattern[str]
     condition: re.Pattern[str]
     elapsed: re.Pattern[str]  # anchored at the end of the words before a duration
@@ -117,7 +110,6 @@ def _lexicon() -> _Lexicon:
         scope_words=tuple(phrases.scope_words),
         not_included=regex(phrases.not_included),
         excludes=regex(phrases.excludes),
-        ends=regex(phrases.ends),
         restricts=regex(phrases.restricts),
         condition=regex(phrases.condition),
         elapsed=re.compile(rf"{alt(phrases.elapsed)}\s+(?:{alt(phrases.elapsed_hedges)}\s+)?$", re.IGNORECASE),
@@ -130,7 +122,7 @@ def _lexicon() -> _Lexicon:
 @dataclass
 class Premise:
     kind: str  # figure-absent | figure-contradicted | name-absent | guarantee-not-included | none-such | excluded
-    # | condition-not-met | restricted | waiting-period | variant-not-covered
+    # | condition-not-met | restricted | waiting-period
     claim: str  # what the question states: "250 €", "formule Initiale"
     found: list[str] = field(default_factory=list)  # what the sources give instead
     source_id: str | None = None  # the source that gives it
@@ -482,74 +474,6 @@ def inclusion_premises(question: str, units: list, name_of, idf, sub_question: i
     return []
 
 
-def _variant_lead_in(units: list[Unit], index: int, noun: str) -> Unit | None:
-    """The lead-in naming variants of `noun` that the unit at `index` is listed under ("Si vous
-    avez souscrit la formule Essentiel, Différence ou Plénitude, sont également garantis :"): the
-    nearest sentence before it, in the same passage and under the same heading, that ends with a
-    colon and names the noun; None when that lead-in names no variant (it speaks of every
-    formula: "Sont exclus de toutes les formules :") or there is none."""
-    unit = units[index]
-    for before in reversed(units[:index]):
-        if before.source_id != unit.source_id or before.context != unit.context:
-            return None
-        text = before.text.rstrip()
-        if text.endswith(":") and re.search(rf"\b{re.escape(noun)}[sx]?\b", fold(text)):
-            return before if noun in _variants(text) else None
-    return None
-
-
-def variant_premises(question: str, units: list, name_of, sub_question: int | None = None) -> list[Premise]:
-    """A yes/no question whether something is covered, from a reader who names their variant
-    ("J'ai la formule Initiale … le bris de glace va-t-il jouer ?"): when what is asked is listed
-    only under a lead-in naming other variants ("Si vous avez souscrit la formule Essentiel,
-    Différence ou Plénitude, sont également garantis : … le bris d'élément vitré"), and under no
-    lead-in naming the reader's, the answer says so first. `units`: the extractive answerer's
-    units of the retrieved parents, in reading order; `name_of`: a source id's citation name."""
-    from rag_assets.retrieve.query import analyze, content_terms
-
-    sentence = _cover_question(question)
-    held = _variants(question)
-    if not sentence or not held:
-        return []
-    # what is asked: the asking sentence's words, less those saying it is covered, where it is
-    # looked for, and the variant's own name
-    ignored = set(analyze(" ".join([*_lexicon().scope_words, *(n for names in held.values() for n in names)])))
-    asked = [
-        t for t in content_terms(_lexicon().cover_asked.sub(" ", sentence)) if not t.isdigit() and t not in ignored
-    ]
-    if not asked:
-        return []
-    excluding = None
-    for index, unit in enumerate(units):
-        # a guarantee listed under the lead-in ("> Le bris d'élément vitré", "- Vol"), not a sentence
-        # that mentions it under a lead-in about something else; the item names what is asked when
-        # it writes half its words ("bris" of "bris de glace"), not one of many ("jusqu'à")
-        written = set(analyze(unit.text))
-        if not _LIST_ITEM.match(unit.text) or 2 * sum(_writes(t, written) for t in asked) < len(asked):
-            continue
-        for noun, names in held.items():
-            if noun.startswith("code:"):
-                continue
-            lead = _variant_lead_in(units, index, noun)
-            if lead is None:
-                continue
-            listed = {fold(n) for n in _variants(lead.text)[noun]}
-            if listed & {fold(n) for n in names}:
-                return []  # granted to the reader's variant somewhere
-            excluding = excluding or (noun, names, lead, unit)
-    if excluding is None:
-        return []
-    noun, names, lead, unit = excluding
-    name = name_of(unit.source_id)
-    label = f"« {noun} {sorted(names)[0]} »"
-    message = (
-        f"La question suppose cette garantie comprise dans {label} ; la source ne l'accorde qu'à d'autres "
-        f"variantes : « {lead.display[:200]} … {unit.display[:200]} » ({name})."
-    )
-    found = [lead.display, unit.display]
-    return [Premise("variant-not-covered", sentence, found, unit.source_id, name, sub_question, message)]
-
-
 RESTRICTION_SHARED = 2  # question words a restricting sentence must write (set a priori: no dev question has one)
 
 
@@ -594,97 +518,6 @@ def exclusion_premises(
             message = f"La question suppose cette situation couverte ; la source l'exclut : « {said[:240]} » ({name})."
             return [Premise("excluded", sentence, [said], source_id, name, sub_question, message)]
     return []
-
-
-def _lead_ins(units: list[Unit], index: int) -> list[Unit]:
-    """The lead-ins of the list the unit at `index` is an item of, nearest first: the sentences
-    before it, in the same passage and under the same heading, that end with a colon, up to the
-    first that is no item itself ("Sont exclus :" over "- au titre de la garantie vol :")."""
-    unit = units[index]
-    if not _LIST_ITEM.match(unit.text):
-        return []
-    found = []
-    for before in reversed(units[:index]):
-        if before.source_id != unit.source_id or before.context != unit.context:
-            break
-        if before.text.rstrip().endswith(":"):
-            found.append(before)
-            if not _LIST_ITEM.match(before.text):
-                break
-    return found
-
-
-def excluded_items(units: list[Unit]) -> list[tuple[Unit, Unit, str]]:
-    """(lead-in, unit, item) of the list items whose lead-in excludes or ends the cover ("si vous
-    n'avez pas retenu l'option, nous excluons : - les sinistres résultant d'un burn-out", "Les
-    garanties cessent : - le jour où l'assuré quitte l'entreprise"), each item of a unit that
-    holds several ("- l'usure, - le vol, - …") apart. `units`: in reading order."""
-    found = []
-    for index, unit in enumerate(units):
-        for lead in _lead_ins(units, index):
-            if _lexicon().excludes.search(lead.text) or _lexicon().ends.search(lead.text):
-                found += [(lead, unit, item) for item in _ITEMS.split(unit.display) if item.strip()]
-                break
-    return found
-
-
-def _phrases(terms: list[str]) -> set[tuple[str, str]]:
-    """The pairs of analysed terms written in a row, plurals folded; one word may come between,
-    as not every function word is a stop word ("quitte son entreprise", "quitte l'entreprise")."""
-    words = [t.rstrip("s") for t in terms]
-    return set(zip(words, words[1:])) | set(zip(words, words[2:]))
-
-
-def situation_premises(
-    question: str, items: list[tuple[str, str, str, str, str]], sub_question: int | None = None
-) -> list[Premise]:
-    """A yes/no question whether something is covered, whose story the cover excludes: an item of
-    a list that excludes or ends the cover writes a phrase the reader used to tell what happened
-    (two words in a row, `_phrases`: "je suis en arrêt pour un burn-out" against "nous excluons : - les
-    sinistres résultant d'un burn-out, sauf si…", "j'ai signé une rupture conventionnelle" against
-    "sont exclus : - la démission, la rupture conventionnelle"): said first, citing the lead-in
-    and the item. One word in common is no story: exclusions write the guarantee's own words. The
-    story is the question before its asking sentence, less the words saying it is insured; a phrase
-    naming where the item sits (the document, its headings, the lead-in: "arrêt de travail" in
-    "Pour la garantie arrêt de travail, nous excluons :") is the topic, not the reader's case.
-    `items`: (source id, source name, title and headings, lead-in, item), best first."""
-    from rag_assets.retrieve.query import analyze, content_terms
-
-    sentence = _cover_question(question)
-    story = question[: question.rfind(sentence)] if sentence else ""
-    story = without_figures(story, figures(story))  # "depuis deux mois" tells no case
-    # what happened, not that it is insured ("assurée depuis trois ans", "arrêt indemnisé")
-    story = _lexicon().cover_asked.sub(" ", story)
-    told = {t for t in content_terms(story) if not t.isdigit()}
-    ignored = set(analyze(" ".join(_lexicon().scope_words)))
-    phrases = _phrases([t for t in analyze(story) if t in told])
-    for source_id, name, where, lead, item in items if phrases else []:
-        topic = _phrases(analyze(" ".join([name or "", where, lead])))
-        shared = {p for p in phrases & _phrases(analyze(item)) - topic if not set(p) & ignored}
-        if shared:
-            # the lead-in's end and the item around the reader's phrase: a list of twenty illnesses
-            # quoted from its start would not show the one the reader has
-            first = min(shared)[0]
-            at = next((m.start() for m in re.finditer(r"[\w’'-]+", item) if first in _plain(m.group(0))), 0)
-            said = f"{_excerpt(lead, len(lead), 160)} {_excerpt(item, at, 120, 180)}"
-            message = f"La question suppose cette situation couverte ; la source l'exclut : « {said} » ({name})."
-            return [Premise("excluded", sentence, [lead, item], source_id, name, sub_question, message)]
-    return []
-
-
-def _excerpt(text: str, at: int, before: int, after: int = 0) -> str:
-    """`text` from `before` characters before `at` to `after` characters past it, cut between
-    words, an ellipsis marking what is left out."""
-    start = 0 if at <= before else text.find(" ", at - before) + 1
-    end = len(text) if at + after >= len(text) else text.rfind(" ", at, at + after)
-    end = end if end > at else min(len(text), at + after)
-    return ("… " if start else "") + text[start:end].strip() + (" …" if end < len(text) else "")
-
-
-def _plain(word: str) -> set[str]:
-    from rag_assets.retrieve.query import analyze
-
-    return {t.rstrip("s") for t in analyze(word)}
 
 
 def condition_premises(
@@ -952,15 +785,7 @@ def check_premises(question: str, subs, registry, extractive, asked: str = "") -
         premises += condition_premises(text, shown, index)
         premises += waiting_premises(sub.text, shown, index)
         premises += restriction_premises(text, shown, index)
-        # the reader's story among a list's excluded cases, else what the question asks about excluded
-        premises += situation_premises(
-            sub.text,
-            [
-                (unit.source_id, registry[unit.source_id].name, unit.context, lead.display, item)
-                for lead, unit, item in excluded_items(own_units)
-            ],
-            index,
-        ) or exclusion_premises(
+        premises += exclusion_premises(
             text,
             shown
             + [
@@ -974,7 +799,6 @@ def check_premises(question: str, subs, registry, extractive, asked: str = "") -
         premises += inclusion_premises(
             sub.text, own_units, lambda source_id: registry[source_id].name, extractive.weights.idf, index
         )
-        premises += variant_premises(sub.text, own_units, lambda source_id: registry[source_id].name, index)
         premises += absence_premises(
             text,
             own_units,

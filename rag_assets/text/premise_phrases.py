@@ -94,7 +94,6 @@ class PremisePhrases(_Strict):
     scope_words: Words  # where, not what: "dans les garanties de base", "en formule 2"
     not_included: Phrases  # a guarantee outside the base contract: "en option"
     excludes: Phrases  # a sentence excluding what it names: "sont exclus"
-    ends: Phrases  # a lead-in listing when the cover ends: "les garanties cessent"
     restricts: Phrases  # a sentence restricting the cover: "réduite", "déchéance"
     condition: Phrases  # a sentence setting a condition: "doit", "à condition"
     elapsed: Phrases  # how long the reader has held the cover: "il y a", "depuis"
