@@ -17,6 +17,7 @@ from rag_assets.answering.retrieval import Retriever
 from rag_assets.answering.verification import verify
 from rag_assets_tests.answering.openai_stub import ScriptedOpenAI, allowed_ids
 from rag_assets_tests.answering.test_llm_path import ZONE_A, answer_citing_table, endpoint, route, verify_supported
+from rag_assets_tests.support.stores import knowledge_base_of
 
 HEADER = "| Événement | Zone | Franchise |"
 
@@ -168,18 +169,7 @@ def test_a_table_read_as_lines_is_shown_as_rows_under_its_column_headers(tmp_pat
     """A fee grid the layout read as lines (a label, then each amount in a block of its own) is
     one table for the extractive stage; the model is shown it the same way: each row on its
     own line under the header row that names the formulas."""
-    from rag_assets.orchestration.ingest_runs import ingest
-    from rag_assets.orchestration.instance import open_instance
-    from rag_assets.retrieve.knowledge_base import KnowledgeBase
-    from rag_assets_tests.support.stores import make_settings
-
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    (folder / "protection-juridique.md").write_text(FEES, encoding="utf-8")
-    settings = make_settings(tmp_path / "kb")
-    with open_instance(settings) as instance:
-        assert all(o.status != "failed" for o in ingest([folder], settings, instance))
-    kb = KnowledgeBase.open(settings.store)
+    kb = knowledge_base_of(tmp_path, {"protection-juridique.md": FEES})
     retrieved = Retriever(kb).retrieve("Quels honoraires d'avocat pour une cour d'appel ?", 3)
     registry = build_registry(kb, retrieved.sub.parent_ids)
 

@@ -77,18 +77,9 @@ qui l'accompagnaient pendant ce voyage.
 def test_a_definition_question_gets_the_glossary_entry_first(tmp_path):
     """Told as a story, the question shares its words with the cancellation section; the
     policy's definition of the quoted term is what it asks for, so it leads."""
-    from rag_assets.orchestration.ingest_runs import ingest
-    from rag_assets.orchestration.instance import open_instance
-    from rag_assets.retrieve.knowledge_base import KnowledgeBase
-    from rag_assets_tests.support.stores import make_settings
+    from rag_assets_tests.support.stores import knowledge_base_of
 
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    (folder / "voyage-serenite.md").write_text(POLICY, encoding="utf-8")
-    settings = make_settings(tmp_path / "kb")
-    with open_instance(settings) as instance:
-        assert all(o.status != "failed" for o in ingest([folder], settings, instance))
-    kb = KnowledgeBase.open(settings.store)
+    kb = knowledge_base_of(tmp_path, {"voyage-serenite.md": POLICY})
     question = "Nous partons en voyage à dix amis et deux annulent. Sommes-nous un « Groupe » au sens du contrat ?"
     trace = kb.retrieve(question)
     first = kb.hits(trace, k=1)[0]

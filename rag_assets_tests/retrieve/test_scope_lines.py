@@ -35,24 +35,17 @@ Les mensualités du crédit sont prises en charge en cas d'incapacité de travai
 @pytest.mark.slow
 @pytest.mark.dagster_run
 def test_a_named_insurers_policies_narrow_to_the_line_the_question_speaks_of(tmp_path):
-    from rag_assets.client import KnowledgeBase
-    from rag_assets.orchestration.ingest_runs import ingest
-    from rag_assets.orchestration.instance import open_instance
-    from rag_assets_tests.support.stores import make_settings
+    from rag_assets_tests.support.stores import knowledge_base_of
 
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    for name, text in {
-        "assurix-auto.md": CAR,
-        "assurix-sante.md": HEALTH,
-        "assurix-emprunteur.md": LOAN,
-        "protectis.md": OTHER,
-    }.items():
-        (folder / name).write_text(text, encoding="utf-8")
-    settings = make_settings(tmp_path / "kb")
-    with open_instance(settings) as instance:
-        assert all(o.status != "failed" for o in ingest([folder], settings, instance))
-    kb = KnowledgeBase.open(settings.store)
+    kb = knowledge_base_of(
+        tmp_path,
+        {
+            "assurix-auto.md": CAR,
+            "assurix-sante.md": HEALTH,
+            "assurix-emprunteur.md": LOAN,
+            "protectis.md": OTHER,
+        },
+    )
     file_of = {d: kb.document(d)["file_name"] for d in kb.document_ids()}
 
     health = kb.scope("Ma mutuelle Assurix rembourse-t-elle mes lunettes de soleil ?")

@@ -36,3 +36,21 @@ def settings_env(settings) -> dict[str, str]:
     if settings.postgres_url:
         env["RAG_ASSETS_POSTGRES_URL"] = settings.postgres_url
     return env
+
+
+def knowledge_base_of(root: Path, documents: dict[str, str]):
+    """A store under ``root`` holding ``documents`` (file name -> text, Markdown), ingested through
+    Dagster, opened with the client (search and ask)."""
+    from rag_assets.client import KnowledgeBase
+    from rag_assets.orchestration.ingest_runs import ingest
+    from rag_assets.orchestration.instance import open_instance
+
+    folder = root / "docs"
+    folder.mkdir()
+    for name, text in documents.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    settings = make_settings(root / "kb")
+    with open_instance(settings) as instance:
+        outcomes = ingest([folder], settings, instance)
+    assert all(o.status != "failed" for o in outcomes), [(o.path.name, o.status) for o in outcomes]
+    return KnowledgeBase.open(settings.store)
