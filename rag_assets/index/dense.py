@@ -14,7 +14,7 @@ from pathlib import Path
 import lancedb
 import numpy as np
 import pyarrow as pa
-from lancedb.index import IvfPq
+from lancedb.index import IvfPq, LabelList
 
 from rag_assets.index.filters import SearchFilters
 from rag_assets.store import LANCEDB_NAME, KnowledgeStore
@@ -24,7 +24,10 @@ ANN_MIN_ROWS = 50_000
 ROWS_PER_PARTITION = 1_000  # IVF partitions: about one per thousand rows
 # probes and refinement that keep recall@10 at 1.0 on a 100k-children store (evaluations/tuning.md)
 NPROBES = 50  # partitions searched per query
-REFINE_FACTOR = 30  # PQ candidates re-scored on float vectors: limit x this
+REFINE_FACTOR = 10  # PQ candidates re-scored on float vectors: limit x this, each a random read
+# beside the IVF-PQ index, a label-list index on the reader's groups: every search is prefiltered
+# on them (`array_has_any`), which otherwise reads that column of every row
+GROUPS_COLUMN = "allowed_groups"
 REINDEX_SHARE = 0.1  # unindexed rows (scanned flat) above this share of the table: fold them in
 
 
@@ -136,18 +139,19 @@ class DenseIndex:
 
     def maintain_ann_index(self) -> str:
         """Exact search below `ann_min_rows` rows (any index dropped), an IVF-PQ index above
-        (built once, unindexed rows folded in when they pass REINDEX_SHARE). Returns what it did."""
+        (built once, unindexed rows folded in when they pass REINDEX_SHARE) and the groups' label
+        index beside it. Returns what it did to the IVF-PQ index."""
         table = self._table()
         if table is None:
             return "empty"
         rows, stats = table.count_rows(), self.ann_index()
         if rows < self.ann_min_rows:
-            if stats is None:
+            if not table.list_indices():
                 return "exact"
             for index in table.list_indices():
-                if "vector" in index.columns:
-                    table.drop_index(index.name)
+                table.drop_index(index.name)
             return "index dropped"
+        done = "index current"
         if stats is None:
             dim = table.schema.field("vector").type.list_size
             table.create_index(
@@ -157,11 +161,13 @@ class DenseIndex:
                     distance_type="dot", num_partitions=max(1, rows // ROWS_PER_PARTITION), num_sub_vectors=dim // 8
                 ),
             )
-            return "index built"
-        if stats.num_unindexed_rows > REINDEX_SHARE * rows:
+            done = "index built"
+        elif stats.num_unindexed_rows > REINDEX_SHARE * rows:
             table.optimize()
-            return "index updated"
-        return "index current"
+            done = "index updated"
+        if not any(GROUPS_COLUMN in index.columns for index in table.list_indices()):
+            table.create_index(GROUPS_COLUMN, config=LabelList())
+        return done
 
     def search(self, vector: np.ndarray, filters: SearchFilters, limit: int = 20, exact: bool = False) -> list[dict]:
         """Children nearest to `vector` (dot product of unit vectors); `exact` scans every

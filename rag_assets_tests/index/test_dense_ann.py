@@ -12,7 +12,7 @@ from rag_assets.index.filters import SearchFilters
 DIM = 32
 
 
-def _rows(start: int, count: int, vectors: np.ndarray) -> pa.Table:
+def _rows(start: int, count: int, vectors: np.ndarray, groups=("public",)) -> pa.Table:
     return pa.Table.from_pylist(
         [
             {
@@ -25,7 +25,7 @@ def _rows(start: int, count: int, vectors: np.ndarray) -> pa.Table:
                 "language": "fr",
                 "document_type": None,
                 "effective_date": None,
-                "allowed_groups": ["public"],
+                "allowed_groups": list(groups),
                 "model": "test",
                 "vector": v.tolist(),
             }
@@ -47,10 +47,14 @@ def test_index_built_past_threshold_updated_and_dropped_below(tmp_path):
     assert index.maintain_ann_index() == "exact" and index.ann_index() is None
 
     more = _unit(rng, 300)
-    index.add(_rows(500, 300, more), DIM)
+    index.add(_rows(500, 300, more, groups=("claims",)), DIM)
     assert index.maintain_ann_index() == "index built"
     stats = index.ann_index()
     assert stats.index_type == "IVF_PQ" and stats.num_indexed_rows == 800 and stats.num_unindexed_rows == 0
+    # the reader's groups prefilter through the label index: a claims row only for a claims reader
+    assert index.search(more[5], SearchFilters.from_dict(None, ["claims"]), 1)[0]["child_id"] == "c505"
+    assert "c505" not in {h["child_id"] for h in index.search(more[5], SearchFilters.from_dict(None, None), 10)}
+    assert [i.index_type for i in index._table().list_indices() if "allowed_groups" in i.columns] == ["LabelList"]
 
     filters = SearchFilters.from_dict(None, None)
     queries = np.concatenate([vectors, more])[rng.choice(800, 20, replace=False)]
@@ -77,4 +81,5 @@ def test_index_built_past_threshold_updated_and_dropped_below(tmp_path):
     for document in ("d5", "d6", "d7", "d8"):  # 500 rows left: under the threshold again
         index.delete_document(document)
     assert index.maintain_ann_index() == "index dropped" and index.ann_index() is None
+    assert not index._table().list_indices()
     assert len(index.search(vectors[0], filters, 10)) == 10
