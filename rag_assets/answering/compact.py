@@ -68,12 +68,13 @@ def _rank_order(subs: list[SubQuestion]) -> list[str]:
     return order
 
 
-def render_source(registry, section_id: str, shown: list[Unit], position: dict[int, int], headings) -> str:
+def render_source(
+    registry, section_id: str, shown: list[Unit], position: dict[int, int], headings, blocks: dict[int, dict]
+) -> str:
     """A source as the model sees it: `shown` in reading order, under the headings of a joined
-    parent, each element marked with its id, a table's rows under its header row."""
+    parent, each element marked with its id, a table's rows under its header row. `blocks`: its
+    parent's blocks as the units were read from them (a table read as lines is one table block)."""
     parent_id = registry[section_id].parent_id
-    # the blocks the units were read from: a table read as lines is one table block again
-    blocks = dict(rows_read_as_text(registry.kb.parent(parent_id).get("blocks") or []))
     body: list[str] = []
     heading = ""
     last: Unit | None = None
@@ -125,6 +126,7 @@ def compact_context(
             if raw[id(unit)] >= bar:
                 passing.add(id(unit))
     headings = _headings(registry, registry.parent_ids)
+    read = {p: dict(rows_read_as_text(registry.kb.parent(p).get("blocks") or [])) for p in registry.parent_ids}
     sections: dict[str, str] = {}
     shown_ids: list[str] = []
     left_out: list[str] = []
@@ -136,7 +138,7 @@ def compact_context(
         chosen = [u for u in own if id(u) in passing][:PER_SOURCE] or own[:1]
         while chosen:
             shown = ExtractiveAnswerer.with_followers(chosen, units, registry)
-            text = render_source(registry, section_id, shown, position, headings)
+            text = render_source(registry, section_id, shown, position, headings, read[parent_id])
             cost = count_tokens(text)
             if used + cost <= budget:
                 break
