@@ -200,6 +200,17 @@ class PublishedCorpus:
     def child(self, child_id: str, document_id: str | None = None) -> dict | None:
         return self._find(child_id, "children", document_id)
 
+    def heading_paths(self, document_id: str) -> list[list[str]]:
+        """A published document's parents' heading paths, read alone: what its lines of insurance
+        need, without decoding every parent's blocks (a first question naming an insurer of a
+        hundred documents took seconds) or taking a place in the cache."""
+        with self._lock:
+            entry = self._publication.get(document_id)
+        if entry is None:
+            return []
+        frame = pl.scan_parquet(self.store.root / entry["path"] / "parents.parquet").select("heading_path")
+        return [list(path or []) for path in frame.collect().get_column("heading_path").to_list()]
+
     def parents_of(self, document_id: str) -> list[dict]:
         """A published document's parents, in reading order."""
         document = self._document(document_id)

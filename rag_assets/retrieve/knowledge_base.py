@@ -337,9 +337,7 @@ class KnowledgeBase:
             # what names it, and the line it names ("Protection santé animale": animaux)
             read = self.identity(document_id)
             identity = f"{identity_text({**record, 'identity': read})} {read.get('branch') or ''}"
-            headings = "\n".join(
-                dict.fromkeys(h for parent in self.parents_of(document_id) for h in parent.get("heading_path") or [])
-            )
+            headings = "\n".join(dict.fromkeys(h for path in self.corpus.heading_paths(document_id) for h in path))
             self._branches[key] = document_branches(
                 lambda terms: self.lexical.holding(terms, document_id, entry["version"], language),
                 entry["children"],

@@ -57,3 +57,16 @@ def test_parents_are_read_when_asked(kb):
         p["ordinal"] for p in every if p["document_id"] == unseen["document_id"]
     )
     assert fresh.child_count() == sum(e["children"] for e in kb.published_versions().values())
+
+
+def test_a_documents_lines_of_insurance_read_its_headings_alone(kb):
+    """A question naming an insurer reads the lines of insurance of each of its documents: from
+    their heading paths alone, no document read whole nor kept (a first question naming an
+    insurer of a hundred documents took seconds decoding every parent)."""
+    for document_id in kb.document_ids():
+        read = sorted(map(tuple, kb.corpus.heading_paths(document_id)))
+        assert read == sorted(tuple(p["heading_path"]) for p in kb.parents_of(document_id))
+    fresh = KnowledgeBase.open(kb.store.root, embedder=kb.embedder_spec)
+    assert all(isinstance(fresh.branches(d), frozenset) for d in fresh.document_ids())
+    assert not fresh.corpus._cache
+    assert fresh.corpus.heading_paths("no-such-document") == []
