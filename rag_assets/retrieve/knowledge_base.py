@@ -15,6 +15,7 @@ import dataclasses
 import threading
 import time
 from collections.abc import Hashable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Self
@@ -111,6 +112,8 @@ GLOSSARY_LEAD = 2  # definitions of the asked term leading the ranking (a compar
 GLOSSARY_DOCUMENTS_FROM = 5  # the documents of the first parents, whose definitions may lead
 # Retrievals kept for a repeated question (a trace holds ~2 x candidates hits: ~100 kB each).
 CACHED_RETRIEVALS = 64
+# one thread a process embeds questions beside the retrieval (every embedder runs one call at a time)
+_QUERY_EMBEDDING = ThreadPoolExecutor(1, thread_name_prefix="query-embedding")
 
 
 class KnowledgeBase:
@@ -442,6 +445,12 @@ class KnowledgeBase:
             return dataclasses.replace(
                 kept, seconds={**dict.fromkeys(kept.seconds, 0.0), "cache": time.perf_counter() - begun}
             )
+        # acronyms resolved for both engines; thesaurus terms weighted for BM25
+        text, acronyms = self.acronyms.resolve_traced(query.text) if self.use_acronyms else (query.text, {})
+        seconds: dict[str, float] = {}
+        # the question is embedded (the model loaded, on a first question) while the scope and
+        # BM25 are worked out here: onnxruntime leaves the interpreter to this thread meanwhile
+        embedding = _QUERY_EMBEDDING.submit(self._embed, text, seconds)
         scope = self.scope(query)
         sides: list[SearchFilters] = []
         if scope.document_ids and not parsed.document_ids:
@@ -449,14 +458,8 @@ class KnowledgeBase:
             # a comparison: each side gets its own candidates, or the longer document crowds
             # the other out before the sides can take turns
             sides = [dataclasses.replace(parsed, document_ids=side) for side in scope.groups]
-        # acronyms resolved for both engines; thesaurus terms weighted for BM25
-        text, acronyms = self.acronyms.resolve_traced(query.text) if self.use_acronyms else (query.text, {})
         expansion = load_thesaurus().expand(AnalyzedQuery.of(text, query.language)) if self.use_thesaurus else None
         term_weights = {**expansion.words, **(term_weights or {})} if expansion else term_weights
-        seconds: dict[str, float] = {}
-        started = time.perf_counter()
-        vector = self.query_vectors.embed_query(get_embedder(self.embedder_spec), text)
-        seconds["query_embedding"] = time.perf_counter() - started
         excluded: list[dict] = []
         with self._lock:
             self._refresh()
@@ -498,6 +501,7 @@ class KnowledgeBase:
                     )[:limit],
                 )
             seconds["bm25"] = time.perf_counter() - started
+            vector = embedding.result()
             started = time.perf_counter()
             dense = self._each_side(
                 sides or [parsed],
@@ -577,6 +581,12 @@ class KnowledgeBase:
         )
         self.retrievals.put(key, trace)
         return trace
+
+    def _embed(self, text: str, seconds: dict[str, float]):
+        started = time.perf_counter()
+        vector = self.query_vectors.embed_query(get_embedder(self.embedder_spec), text)
+        seconds["query_embedding"] = time.perf_counter() - started
+        return vector
 
     def _of_identity(self, filters: SearchFilters) -> SearchFilters:
         """Filters by insurer or branch as the documents whose identity matches (an insurer
