@@ -11,7 +11,12 @@ from docling.document_converter import DocumentConverter
 from docling_core.types.doc import DoclingDocument
 from docling_core.types.doc.document import ContentLayer, SectionHeaderItem
 
-from rag_assets.parsing.pdf_pipeline import pdf_format_option, pdf_pipeline_description, repair_text
+from rag_assets.parsing.pdf_pipeline import (
+    accelerator_options,
+    pdf_format_option,
+    pdf_pipeline_description,
+    repair_text,
+)
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SOLVENCY_PDF = (
@@ -148,6 +153,17 @@ def test_description_names_the_engines() -> None:
     assert description["layout"]["model_file"] == "layout_cdla.onnx"
     assert len(description["layout"]["model_sha256"]) == 64
     assert description["table_structure"]["engine"] == "rag_assets_ruling_lines"
+
+
+def test_docling_models_use_no_more_threads_than_cores_unless_told(monkeypatch) -> None:
+    import os
+
+    monkeypatch.delenv("DOCLING_NUM_THREADS", raising=False)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    cores = len(os.sched_getaffinity(0))
+    assert accelerator_options().num_threads == min(4, cores)  # Docling's 4, capped by the cores
+    monkeypatch.setenv("DOCLING_NUM_THREADS", "3")
+    assert accelerator_options().num_threads == 3  # what the reader sets is kept
 
 
 def test_our_stages_reach_docling_through_its_plugin_entry_point() -> None:
