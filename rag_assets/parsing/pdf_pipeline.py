@@ -204,8 +204,8 @@ def accelerator_options() -> AcceleratorOptions:
     ran the layout model at 215 ms a page against 70 ms with two (docs/speed.md)."""
     if os.environ.get("DOCLING_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS"):
         return AcceleratorOptions()
-    default = AcceleratorOptions()
-    return AcceleratorOptions(num_threads=max(1, min(default.num_threads, len(os.sched_getaffinity(0)))))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return AcceleratorOptions(num_threads=max(1, min(AcceleratorOptions().num_threads, cores)))
 
 
 def pdf_pipeline_options(artifacts_path: str | None = None) -> ThreadedPdfPipelineOptions:
