@@ -17,7 +17,7 @@ from __future__ import annotations
 import ctypes
 import math
 from collections import Counter
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pypdfium2
@@ -35,14 +35,26 @@ SAME_AS_BACKGROUND = "same colour as what is under it"
 NOT_DRAWN = "not drawn: invisible render mode, hidden layer, clipped or covered"
 
 
-@dataclass(frozen=True)
-class PdfChar:
+class PdfChar(NamedTuple):
     """One non-space character as pdfium reads it, in top-left page coordinates."""
 
     text: str
     x: float  # centre of its glyph box
     y: float
     hidden: str | None  # why a reader cannot see it, or None
+
+
+def _signature(function, restype, *argtypes):
+    """`function` called through our own ctypes signature, every pointer an int: pypdfium2's
+    signature checks each argument and returns a pointer object to cast, which costs more than
+    the call itself over a page's thousands of characters."""
+    return ctypes.CFUNCTYPE(restype, *argtypes)(ctypes.cast(function, ctypes.c_void_p).value)
+
+
+_VOID, _INT = ctypes.c_void_p, ctypes.c_int
+_get_unicode = _signature(pdfium_c.FPDFText_GetUnicode, ctypes.c_uint, _VOID, _INT)
+_get_char_box = _signature(pdfium_c.FPDFText_GetCharBox, _INT, _VOID, _INT, _VOID, _VOID, _VOID, _VOID)
+_get_text_object = _signature(pdfium_c.FPDFText_GetTextObject, _VOID, _VOID, _INT)
 
 
 def _effective_size(textpage, index: int) -> float:
@@ -60,54 +72,90 @@ def _fill_colour(textpage, index: int) -> tuple[int, int, int]:
     return r.value, g.value, b.value
 
 
-def _flat_colour(pixels: np.ndarray) -> np.ndarray | None:
-    """The one colour of a box that shows nothing else, or None when something is drawn there."""
-    low, high = pixels.min(axis=(0, 1)).astype(int), pixels.max(axis=(0, 1)).astype(int)
-    return (low + high) / 2 if (high - low).max() <= FLAT_TOLERANCE else None
+def _flat_colour(planes: np.ndarray) -> np.ndarray | None:
+    """The one colour of a box (one plane a channel) that shows nothing else, or None when
+    something is drawn there. Channel by channel, stopping at the first that varies: most
+    boxes show their glyphs, and a reduction over one contiguous plane is many times faster
+    than over interleaved channels."""
+    low, high = [], []
+    for plane in planes:
+        low.append(int(plane.min()))
+        high.append(int(plane.max()))
+        if high[-1] - low[-1] > FLAT_TOLERANCE:
+            return None
+    return (np.array(low) + np.array(high)) / 2
+
+
+def _read_chars(raw) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The page's non-space characters: their texts, rows of (left, right, bottom, top, pdfium
+    index) and their text objects' addresses (0 when none)."""
+    textpage = ctypes.cast(raw, ctypes.c_void_p).value
+    box = (ctypes.c_double * 4)()
+    at = ctypes.addressof(box)
+    texts: list[str] = []
+    rows: list[float] = []
+    objects: list[int] = []
+    for index in range(pdfium_c.FPDFText_CountChars(raw)):
+        text = chr(_get_unicode(textpage, index))
+        if text.isspace() or not text.isprintable():
+            continue
+        _get_char_box(textpage, index, at, at + 8, at + 16, at + 24)
+        texts.append(text)
+        rows.extend((*box, index))
+        objects.append(_get_text_object(textpage, index) or 0)
+    return texts, np.array(rows, dtype=float).reshape(-1, 5), np.array(objects, dtype=np.uint64)
 
 
 def page_chars(page: pypdfium2.PdfPage) -> list[PdfChar]:
     """Every non-space character of ``page`` with why it is hidden (None when a reader sees it).
 
     The page is rendered once, without its /Rotate (character boxes are unrotated), at
-    ``RENDER_SCALE``; each text object is judged on the union of its glyph boxes.
+    ``RENDER_SCALE``; each text object is judged on the union of its glyph boxes, its size
+    and colour read from its first character.
     """
     left, bottom, right, top = page.get_bbox()
     textpage = page.get_textpage()
-    box = [ctypes.c_double() for _ in range(4)]  # left, right, bottom, top
     try:
         raw = textpage.raw
-        chars: list[tuple[str, tuple[float, float, float, float], int | None]] = []
-        objects: dict[int | None, tuple[str | None, tuple[int, int, int]]] = {}  # object -> (reason, colour)
-        boxes: dict[int, list[float]] = {}  # text object -> union of its glyph boxes
-        for index in range(pdfium_c.FPDFText_CountChars(raw)):
-            text = chr(pdfium_c.FPDFText_GetUnicode(raw, index))
-            if text.isspace() or not text.isprintable():
-                continue
-            pdfium_c.FPDFText_GetCharBox(raw, index, *box)
-            l, r, b, t = (v.value for v in box)
-            obj = pdfium_c.FPDFText_GetTextObject(raw, index)
-            key = ctypes.cast(obj, ctypes.c_void_p).value if obj else None
-            if key not in objects:  # size and colour are the text object's: read once
-                objects[key] = (TINY if _effective_size(raw, index) < MIN_SIZE else None, _fill_colour(raw, index))
-            chars.append((text, (l, b, r, t), key))
-            if key is not None and objects[key][0] is None:
-                union = boxes.setdefault(key, [l, b, r, t])
-                union[:] = [min(union[0], l), min(union[1], b), max(union[2], r), max(union[3], t)]
-        flat = _flat_colours(page, boxes, (left, top)) if boxes else {}
+        texts, rows, keys = _read_chars(raw)
+        if not texts:
+            return []
+        l, r, b, t = rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3]
+        objects, first, owner = np.unique(keys, return_index=True, return_inverse=True)
+        reasons: list[str | None] = []
+        colours = np.empty((len(objects), 3))
+        for n, index in enumerate(rows[first, 4].astype(int).tolist()):
+            reasons.append(TINY if _effective_size(raw, index) < MIN_SIZE else None)
+            colours[n] = _fill_colour(raw, index)
+        judged = np.array([reason is None for reason in reasons]) & (objects != 0)
+        flat = _flat_colours(page, _unions(rows[:, :4], owner, judged), (left, top)) if judged.any() else {}
     finally:
         textpage.close()
+    off_page = (r <= left) | (l >= right) | (t <= bottom) | (b >= top)
+    shown: dict[int, str] = {}  # object -> the reason its seen-nothing box gives
+    for n, colour in flat.items():
+        if colour is not None:
+            same = np.abs(colour - colours[n]).max() <= SAME_COLOUR
+            shown[n] = SAME_AS_BACKGROUND if same else NOT_DRAWN
+    xs, ys = ((l + r) / 2 - left).tolist(), (top - (b + t) / 2).tolist()
     out = []
-    for text, (l, b, r, t), key in chars:
-        reason, colour = objects[key]
-        if reason is None and (r <= left or l >= right or t <= bottom or b >= top):
-            reason = OFF_PAGE
-        shown = flat.get(key) if reason is None else None
-        if shown is not None:
-            same = np.abs(shown - np.array(colour)).max() <= SAME_COLOUR
-            reason = SAME_AS_BACKGROUND if same else NOT_DRAWN
-        out.append(PdfChar(text, (l + r) / 2 - left, top - (b + t) / 2, reason))
+    for text, x, y, n, outside in zip(texts, xs, ys, owner.tolist(), off_page.tolist()):
+        reason = reasons[n]
+        if reason is None:
+            reason = OFF_PAGE if outside else shown.get(n)
+        out.append(PdfChar(text, x, y, reason))
     return out
+
+
+def _unions(boxes: np.ndarray, owner: np.ndarray, judged: np.ndarray) -> dict[int, list[float]]:
+    """Object index -> the union (left, bottom, right, top) of its characters' boxes, for the
+    objects `judged`."""
+    count = len(judged)
+    low = np.full((count, 2), np.inf)
+    high = np.full((count, 2), -np.inf)
+    np.minimum.at(low, owner, boxes[:, [0, 2]])
+    np.maximum.at(high, owner, boxes[:, [1, 3]])
+    return {n: [low[n, 0], low[n, 1], high[n, 0], high[n, 1]] for n in np.flatnonzero(judged).tolist()}
 
 
 def _flat_colours(
@@ -122,6 +170,7 @@ def _flat_colours(
     finally:
         if rotation:
             page.set_rotation(rotation)
+    planes = np.ascontiguousarray(np.moveaxis(image, 2, 0))  # red, green, blue planes
     height, width = image.shape[:2]
     out: dict[int, np.ndarray | None] = {}
     for key, (l, b, r, t) in boxes.items():
@@ -129,7 +178,7 @@ def _flat_colours(
         x1 = min(width, math.ceil((r + MARGIN - origin[0]) * RENDER_SCALE))
         y0 = max(0, math.floor((origin[1] - t - MARGIN) * RENDER_SCALE))
         y1 = min(height, math.ceil((origin[1] - b + MARGIN) * RENDER_SCALE))
-        out[key] = _flat_colour(image[y0:y1, x0:x1]) if x1 > x0 and y1 > y0 else None
+        out[key] = _flat_colour(planes[:, y0:y1, x0:x1]) if x1 > x0 and y1 > y0 else None
     return out
 
 
