@@ -14,7 +14,7 @@ from pathlib import Path
 import lancedb
 import numpy as np
 import pyarrow as pa
-from lancedb.index import IvfPq, LabelList
+from lancedb.index import Bitmap, IvfPq, LabelList
 
 from rag_assets.index.filters import SearchFilters
 from rag_assets.store import LANCEDB_NAME, KnowledgeStore
@@ -25,9 +25,11 @@ ROWS_PER_PARTITION = 1_000  # IVF partitions: about one per thousand rows
 # probes and refinement that keep recall@10 at 1.0 on a 100k-children store (evaluations/tuning.md)
 NPROBES = 50  # partitions searched per query
 REFINE_FACTOR = 10  # PQ candidates re-scored on float vectors: limit x this, each a random read
-# beside the IVF-PQ index, a label-list index on the reader's groups: every search is prefiltered
-# on them (`array_has_any`), which otherwise reads that column of every row
+# beside the IVF-PQ index, scalar indexes on what every search is prefiltered on, each of which
+# would otherwise read its column in every row: the reader's groups (`array_has_any`), and the
+# documents of a question's scope (`document_id IN (…)`: an insurer named, its policies only)
 GROUPS_COLUMN = "allowed_groups"
+SCALAR_INDEXES = {GROUPS_COLUMN: LabelList, "document_id": Bitmap}
 REINDEX_SHARE = 0.1  # unindexed rows (scanned flat) above this share of the table: fold them in
 
 
@@ -139,8 +141,8 @@ class DenseIndex:
 
     def maintain_ann_index(self) -> str:
         """Exact search below `ann_min_rows` rows (any index dropped), an IVF-PQ index above
-        (built once, unindexed rows folded in when they pass REINDEX_SHARE) and the groups' label
-        index beside it. Returns what it did to the IVF-PQ index."""
+        (built once, unindexed rows folded in when they pass REINDEX_SHARE) and the filters'
+        scalar indexes beside it. Returns what it did to the IVF-PQ index."""
         table = self._table()
         if table is None:
             return "empty"
@@ -165,8 +167,10 @@ class DenseIndex:
         elif stats.num_unindexed_rows > REINDEX_SHARE * rows:
             table.optimize()
             done = "index updated"
-        if not any(GROUPS_COLUMN in index.columns for index in table.list_indices()):
-            table.create_index(GROUPS_COLUMN, config=LabelList())
+        indexed = {column for index in table.list_indices() for column in index.columns}
+        for column, kind in SCALAR_INDEXES.items():
+            if column not in indexed:
+                table.create_index(column, config=kind())
         return done
 
     def search(self, vector: np.ndarray, filters: SearchFilters, limit: int = 20, exact: bool = False) -> list[dict]:

@@ -54,7 +54,11 @@ def test_index_built_past_threshold_updated_and_dropped_below(tmp_path):
     # the reader's groups prefilter through the label index: a claims row only for a claims reader
     assert index.search(more[5], SearchFilters.from_dict(None, ["claims"]), 1)[0]["child_id"] == "c505"
     assert "c505" not in {h["child_id"] for h in index.search(more[5], SearchFilters.from_dict(None, None), 10)}
-    assert [i.index_type for i in index._table().list_indices() if "allowed_groups" in i.columns] == ["LabelList"]
+    kinds = {column: i.index_type for i in index._table().list_indices() for column in i.columns}
+    assert (kinds["allowed_groups"], kinds["document_id"]) == ("LabelList", "Bitmap")
+    # a question's scope prefilters on its documents through the bitmap index
+    scoped = SearchFilters.from_dict({"document_ids": ["d6"]}, ["claims"])
+    assert {h["child_id"][:2] for h in index.search(more[5], scoped, 20)} == {"c6"}
 
     filters = SearchFilters.from_dict(None, None)
     queries = np.concatenate([vectors, more])[rng.choice(800, 20, replace=False)]
