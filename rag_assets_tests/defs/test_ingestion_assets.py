@@ -195,3 +195,16 @@ def test_the_identity_read_at_the_parents_stage_is_published_and_filters_search(
     assert police in {h.document_id for h in hits}
     assert {kb.identity(h.document_id)["branch"] for h in hits} == {"habitation"}
     assert kb.search("franchise", k=5, filters={"insurer": "Assureur Inconnu"}) == []
+
+
+def test_a_new_default_runtime_changes_the_code_version_of_the_stages_that_embed(monkeypatch):
+    """The settings name "e5-local"; its default runtime, not the spec, decides the vectors: a
+    new default must make those stages stale, as another spec would."""
+    from rag_assets.defs.ingestion.assets import EMBEDDER_STAGES, STAGES, code_version
+    from rag_assets.embedding import e5_local
+
+    before = {stage: code_version(stage, "e5-local") for stage in STAGES}
+    monkeypatch.setattr(e5_local, "DEFAULT_RUNTIME", "onnx-f32")
+    after = {stage: code_version(stage, "e5-local") for stage in STAGES}
+    assert {stage for stage in STAGES if before[stage] != after[stage]} == set(EMBEDDER_STAGES)
+    assert code_version("dense_embeddings", "e5-local") == code_version("dense_embeddings", "e5-local:onnx-f32")

@@ -14,7 +14,8 @@ Freshness is Dagster's own, nothing else:
   asset would not work: its data version only changes when it is materialized, i.e.
   after the copy we are trying to decide about.)
 - Each stage carries its code version (rag_assets/versions.py; the stages that tokenize
-  or embed also carry the embedder, which changes their output for the same input).
+  or embed also carry the embedder, its default runtime made explicit, which changes their
+  output for the same input).
 - Each stage carries STAGE_CONDITION, evaluated by the ``ingestion_automation`` sensor:
   run on new upstream data (a new observation of the file, a new materialization
   upstream) and on a code-version change, never while the asset or an upstream one is in
@@ -53,6 +54,7 @@ from dagster import (
 
 from rag_assets.dagster_records import DATA_VERSION_TAG
 from rag_assets.defs.ingestion.partitions import documents_partitions
+from rag_assets.embedding import versioned_spec
 from rag_assets.errors import BudgetExceeded, DocumentError
 from rag_assets.hashing import sha256_file
 from rag_assets.ingest import stages as pipeline
@@ -144,7 +146,7 @@ def code_version(stage: str, embedder: str) -> str:
     version = CODE_VERSIONS[stage]
     if stage == "lexical_index":  # it indexes the thesaurus's everyday words with each child
         return f"{version}+thesaurus-{load_thesaurus().fingerprint()}"
-    return f"{version}+{embedder}" if stage in EMBEDDER_STAGES else version
+    return f"{version}+{versioned_spec(embedder)}" if stage in EMBEDDER_STAGES else version
 
 
 def source_versions(settings: Settings, keys) -> dict[str, str]:
