@@ -340,6 +340,9 @@ BAND_BONUS = 0.15
 BAND_MISS = 0.5
 # a unit's score shrinks by this share per rank of its parent (evaluations/tuning.md)
 RANK_DISCOUNT = 0.025
+# the passages retrieval ranks first that always speak, their best sentence clearing the bar
+# (evaluations/tuning.md)
+SPEAKING_PASSAGES = 3
 # a sentence announcing a list ("le montant est fixé comme suit :") is shown with at most this
 # many of the units that follow it (evaluations/tuning.md)
 ANNOUNCED_UNITS = 4
@@ -595,21 +598,20 @@ class ExtractiveAnswerer:
             s, u = pool.pop(0)
             if not any(self._repeats(u, k) for k in kept):
                 kept.append(u)
-        # the passage retrieval ranks first always speaks when a sentence of it clears the bar:
-        # on policies nobody tuned for it holds the evidence more often than any other, and a
-        # sentence of another passage scoring higher by shared words does not make it wrong
-        # (a passage carrying an instruction to the assistant earns no such favour)
-        first = sub.parent_ids[0] if sub.parent_ids else None
-        if (
-            first
-            and not registry[registry.section_id(first)].suspicious
-            and not any(registry[k.section_id].parent_id == first for k in kept)
-        ):
+        # the passages retrieval ranks first always speak when a sentence of theirs clears the
+        # bar: on policies nobody tuned for they hold the evidence more often than any other,
+        # and a sentence of another passage scoring higher by shared words does not make them
+        # wrong (a passage carrying an instruction to the assistant earns no such favour)
+        for leading in sub.parent_ids[:SPEAKING_PASSAGES]:
+            if registry[registry.section_id(leading)].suspicious or any(
+                registry[k.section_id].parent_id == leading for k in kept
+            ):
+                continue
             own = next(
                 (
                     u
                     for _, u in scored
-                    if registry[u.section_id].parent_id == first
+                    if registry[u.section_id].parent_id == leading
                     and raw[id(u)] >= min_score
                     and u.document_id not in amended
                 ),

@@ -9,7 +9,8 @@ import dataclasses
 
 import pytest
 
-from rag_assets.answering.extractive import ExtractiveAnswerer, Unit
+from rag_assets.answering import extractive
+from rag_assets.answering.extractive import SPEAKING_PASSAGES, ExtractiveAnswerer, Unit
 from rag_assets.answering.gate import FEATURES
 from rag_assets.answering.model import SubQuestion
 from rag_assets.answering.retrieval import RetrievalOptions, Retriever
@@ -438,9 +439,11 @@ def test_a_follower_is_shown_once_next_to_its_unit_or_after_all_kept():
     ]
 
 
-def test_the_passage_ranked_first_speaks_when_its_sentence_clears_the_bar(kb):
-    # another passage's sentences share more of the question's words; the first-ranked
-    # passage's own sentence, above the bar, is still shown beside them
+@pytest.mark.parametrize("rank", [1, 2])
+def test_the_passages_ranked_first_speak_when_their_sentence_clears_the_bar(kb, monkeypatch, rank):
+    # another passage's sentences share more of the question's words; a passage among the
+    # first the retrieval ranks still shows its own sentence above the bar beside them, and
+    # one ranked past them does not
     question = "Franchise inondation en zone A ?"
     first, second, registry, of = _two_passages(kb, question)
     texts = {
@@ -457,7 +460,10 @@ def test_the_passage_ranked_first_speaks_when_its_sentence_clears_the_bar(kb):
     answerer = ExtractiveAnswerer(kb)
     scores = {u.text: answerer.score(question, u) for u in written}
     assert scores[texts[first][0]] < 0.7 * min(scores[t] for t in texts[second])  # out of the usual choice
-    sub = SubQuestion(text=question, parent_ids=[first, second], best_score=0.3)
-    paragraphs = answerer.answer_sub_question(0, sub, written, registry, targeted=True)
-    assert any(texts[first][0] in p.text for p in paragraphs)
-    assert sum(t in " ".join(p.text for p in paragraphs) for t in texts[second]) == 3
+    ranked = [first, second] if rank == 1 else [second, first]
+    sub = SubQuestion(text=question, parent_ids=ranked, best_score=0.3)
+    for speaking, shown in ((SPEAKING_PASSAGES, True), (rank - 1, False)):
+        monkeypatch.setattr(extractive, "SPEAKING_PASSAGES", speaking)
+        paragraphs = answerer.answer_sub_question(0, sub, written, registry, targeted=True)
+        assert any(texts[first][0] in p.text for p in paragraphs) is shown
+        assert sum(t in " ".join(p.text for p in paragraphs) for t in texts[second]) == 3

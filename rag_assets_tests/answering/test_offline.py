@@ -27,8 +27,12 @@ def no_endpoint(monkeypatch):
 def test_franchise_zone_a_answers_5000_citing_the_table_by_name_and_page(kb):
     answer = kb.ask(ZONE_A)
     assert answer.mode == "extractive" and answer.model == "extractive (offline)"
-    [paragraph] = answer.paragraphs
-    assert "5 000 €" in paragraph.text and "2 500" not in paragraph.text
+    # the table's row first; the passages ranked next may follow, each a paragraph of its own,
+    # none giving another zone's figure
+    paragraph, *following = answer.paragraphs
+    assert "5 000 €" in paragraph.text
+    assert all("2 500" not in p.text for p in answer.paragraphs)
+    assert all(len({answer.source(i).parent_id for i in p.source_ids}) == 1 for p in following)
     # the table row first; a further sentence may say where franchises are set (section 2)
     cited, *others = [answer.source(i) for i in paragraph.source_ids]
     assert cited.kind == "table" and cited.name == TABLE_NAME and cited.pages == [3]
@@ -40,15 +44,20 @@ def test_franchise_zone_a_answers_5000_citing_the_table_by_name_and_page(kb):
 
 def test_mx200_notice_is_two_months_from_the_amendment_and_mentions_the_original(kb):
     answer = kb.ask(MX200)
-    current, *rest = answer.paragraphs
+    current = answer.paragraphs[0]
     assert "deux (2) mois" in current.text
-    assert {answer.source(i).document_title for i in current.source_ids} == {
-        "Avenant n° 1 au contrat de maintenance MX-200"
-    }
     assert current.verdict == "supported"
-    # the original three months may be mentioned, cited to the contract and marked as replaced
-    for old in rest:
-        assert old.role == "superseded" and "trois (3) mois" in old.text
+    # the amendment answers (its passages ranked next may follow), then, after all of them, the
+    # original three months may be mentioned, cited to the contract and marked as replaced
+    roles = [p.role for p in answer.paragraphs]
+    assert roles == sorted(roles, key=lambda role: role == "superseded")
+    for now in (p for p in answer.paragraphs if p.role != "superseded"):
+        assert "trois (3) mois" not in now.text.replace("de trois (3) mois à deux (2) mois", "")
+        assert {answer.source(i).document_title for i in now.source_ids} == {
+            "Avenant n° 1 au contrat de maintenance MX-200"
+        }
+    for old in (p for p in answer.paragraphs if p.role == "superseded"):
+        assert "trois (3) mois" in old.text
         assert old.lead == (
             "Disposition antérieure de « Contrat de maintenance MX-200 » (date d'effet : 2022-03-01), "
             "remplacée par « Avenant n° 1 au contrat de maintenance MX-200 » (date d'effet : "
@@ -150,7 +159,11 @@ def test_comparison_is_split_into_sub_questions(kb):
     answer = kb.ask("Comparer la franchise inondation en zone A et en zone B")
     assert answer.route.intent == "comparison" and answer.route.budget == 7
     assert len(answer.sub_questions) == 2
-    assert "5 000 €" in answer.paragraphs[0].text and "2 500 €" in answer.paragraphs[1].text
+    # each sub-question's own first paragraph holds its zone's figure
+    first = {}
+    for paragraph in answer.paragraphs:
+        first.setdefault(paragraph.sub_question, paragraph)
+    assert "5 000 €" in first[0].text and "2 500 €" in first[1].text
 
 
 def test_follow_up_is_rewritten_by_rules_with_the_thread_memory(kb, tmp_path):
