@@ -601,7 +601,8 @@ class ExtractiveAnswerer:
         # the passages retrieval ranks first always speak when a sentence of theirs clears the
         # bar: on policies nobody tuned for they hold the evidence more often than any other,
         # and a sentence of another passage scoring higher by shared words does not make them
-        # wrong (a passage carrying an instruction to the assistant earns no such favour)
+        # wrong (a passage carrying an instruction to the assistant earns no such favour); a
+        # sentence already shown (a heading each passage under it repeats) is not said twice
         for leading in sub.parent_ids[:SPEAKING_PASSAGES]:
             if registry[registry.section_id(leading)].suspicious or any(
                 registry[k.section_id].parent_id == leading for k in kept
@@ -614,6 +615,7 @@ class ExtractiveAnswerer:
                     if registry[u.section_id].parent_id == leading
                     and raw[id(u)] >= min_score
                     and u.document_id not in amended
+                    and not any(self._repeats(u, k) for k in kept)
                 ),
                 None,
             )

@@ -467,3 +467,21 @@ def test_the_passages_ranked_first_speak_when_their_sentence_clears_the_bar(kb, 
         paragraphs = answerer.answer_sub_question(0, sub, written, registry, targeted=True)
         assert any(texts[first][0] in p.text for p in paragraphs) is shown
         assert sum(t in " ".join(p.text for p in paragraphs) for t in texts[second]) == 3
+
+
+def test_a_passage_ranked_first_speaks_with_a_sentence_not_shown_yet(kb):
+    # every passage under one heading repeats it: the second passage's copy of the heading is
+    # its best sentence, and was shown again instead of that passage's own clause
+    question = "Franchise inondation en zone A ?"
+    first, second, registry, of = _two_passages(kb, question)
+    heading = "Franchise inondation zone A : dispositions applicables en zone A."
+    own = "La franchise est due par événement."
+    texts = {first: [heading], second: [heading, own]}
+    written = [
+        dataclasses.replace(of[parent], text=text, display=text) for parent, lines in texts.items() for text in lines
+    ]
+    answerer = ExtractiveAnswerer(kb)
+    assert answerer.score(question, written[-1]) < 0.7 * answerer.score(question, written[0])  # out of the usual choice
+    sub = SubQuestion(text=question, parent_ids=[first, second], best_score=0.3)
+    shown = " ".join(p.text for p in answerer.answer_sub_question(0, sub, written, registry, targeted=True))
+    assert shown.count(heading) == 1 and own in shown
