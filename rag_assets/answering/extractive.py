@@ -76,6 +76,17 @@ def _markdown_row(cells: list[str]) -> str:
     return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
 
+_NEXT_SENTENCE = re.compile(r"[^\W\d]\s?[.!?]\s+[A-ZÀ-Þ«\"]")  # "… plafonds. Les …", "document ? Il …"
+HEADER_WORDS = 25
+
+
+def _labels_a_column(header: str) -> bool:
+    """A column label, even a long one ("Montant de prise en charge des frais et honoraires
+    d'avocat par litige (en euros et TTC)") or a question ("Qui peut résilier le contrat ?"),
+    against a paragraph set in the header row: two sentences or more than `HEADER_WORDS` words."""
+    return len(_WORD.findall(header)) <= HEADER_WORDS and not _NEXT_SENTENCE.search(header)
+
+
 def _table_units(block_text: str, caption: str | None) -> list[tuple[str, str, str, str]]:
     """(row line, row shown with its headers, header line, headers of its filled cells) per
     data row. A row with no label continues the row above it: the layout stage cut a cell
@@ -84,7 +95,9 @@ def _table_units(block_text: str, caption: str | None) -> list[tuple[str, str, s
     lines = [line for line in block_text.split("\n") if line.strip().startswith("|")]
     if len(lines) < 3:
         return [(line, line, "", "") for line in lines]
-    header = _cells(lines[0])
+    # a header cell that is a sentence (a paragraph the layout set as the table's first row)
+    # labels no column: written before every cell, it buried the row and lent it its words
+    header = [h if _labels_a_column(h) else "" for h in _cells(lines[0])]
     # a row's column headers are its own words when they tell its cells apart ("Arbitrage :
     # non ; Équilibre : oui"); a word every value column's header writes ("RAQVAM arbitrage,
     # RAQVAM équilibre", "Niveau 1 … Niveau 6"), or a single one, names the table
@@ -104,7 +117,8 @@ def _table_units(block_text: str, caption: str | None) -> list[tuple[str, str, s
         labels = " ".join(
             w for h, c in zip(header, cells) if c and h for w in _WORD.findall(h) if w.lower() not in shared
         )
-        rows.append((line.strip(), " ; ".join(pairs) + ".", lines[0], labels))
+        shown = " ; ".join(pairs)
+        rows.append((line.strip(), shown if shown.endswith((".", "!", "?")) else shown + ".", lines[0], labels))
     return rows
 
 

@@ -10,7 +10,7 @@ import dataclasses
 import pytest
 
 from rag_assets.answering import extractive
-from rag_assets.answering.extractive import SPEAKING_PASSAGES, ExtractiveAnswerer, Unit
+from rag_assets.answering.extractive import SPEAKING_PASSAGES, ExtractiveAnswerer, Unit, _table_units
 from rag_assets.answering.gate import FEATURES
 from rag_assets.answering.model import SubQuestion
 from rag_assets.answering.retrieval import RetrievalOptions, Retriever
@@ -314,8 +314,6 @@ def test_each_engine_s_best_parents_join_the_hybrid_top(kb):
 
 
 def test_a_table_row_answers_for_the_column_the_question_names(kb):
-    from rag_assets.answering.extractive import _table_units
-
     answerer = ExtractiveAnswerer(kb)
     table = (
         "| Garanties | Formule Arbitrage | Formule Équilibre |\n| --- | --- | --- |\n"
@@ -485,3 +483,14 @@ def test_a_passage_ranked_first_speaks_with_a_sentence_not_shown_yet(kb):
     sub = SubQuestion(text=question, parent_ids=[first, second], best_score=0.3)
     shown = " ".join(p.text for p in answerer.answer_sub_question(0, sub, written, registry, targeted=True))
     assert shown.count(heading) == 1 and own in shown
+
+
+def test_a_paragraph_set_in_a_table_s_header_row_labels_no_column():
+    paragraph = "Pourquoi ce document ? Il répertorie les frais applicables aux contrats détenus."
+    label = "Montant de prise en charge des frais et honoraires d'avocat par litige (en euros et TTC)"
+    table = f"| {paragraph} | {label} |\n|---|---|\n| Paiement en 12 fois | 2,39 % |"
+    ((_, shown, _, labels),) = _table_units(table, None)
+    assert shown == f"Paiement en 12 fois ; {label} : 2,39 %."
+    assert "répertorie" not in labels
+    asked = "| Qui peut résilier le contrat ? | Quand ? |\n|---|---|\n| L'adhérent | À l'échéance |"
+    assert _table_units(asked, None)[0][1] == "Qui peut résilier le contrat ? : L'adhérent ; Quand ? : À l'échéance."
