@@ -370,7 +370,7 @@ class ExtractiveAnswerer:
         weights: TermWeights | None = None,
         min_score: float = 0.45,
         keep_ratio: float = 0.7,
-        max_units: int = 4,
+        max_units: int = 5,
     ):
         self.kb = kb
         self.weights = weights or TermWeights(kb)

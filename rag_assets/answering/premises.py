@@ -43,7 +43,7 @@ from rag_assets.answering.figures import (
 from rag_assets.text.folding import fold
 
 PREMISE_KINDS = (MONEY, PERCENT, DURATION, DATE)
-PASSAGES = 4  # sentences read for the value the sources give (as many as an answer shows)
+PASSAGES = 4  # sentences read for the value the sources give (evaluations/tuning.md)
 # A yes/no question asserts what it asks to confirm ("Le SCR est-il calibré à 99,9 % ?",
 # "Le préavis est-il de six mois ?"): an inverted subject, and no interrogative word
 # ("Combien prend-elle en charge pour 10 jours ?" asks, it does not assert).
