@@ -492,5 +492,8 @@ def test_a_paragraph_set_in_a_table_s_header_row_labels_no_column():
     ((_, shown, _, labels),) = _table_units(table, None)
     assert shown == f"Paiement en 12 fois ; {label} : 2,39 %."
     assert "répertorie" not in labels
+    first_item = "les frais de déplacement des objets mobiliers pour effectuer les réparations ;"
+    items = f"| ● | {first_item} |\n|---|---|\n| ● | les frais de démolition |"
+    assert _table_units(items, None)[0][1] == "● ; les frais de démolition."
     asked = "| Qui peut résilier le contrat ? | Quand ? |\n|---|---|\n| L'adhérent | À l'échéance |"
     assert _table_units(asked, None)[0][1] == "Qui peut résilier le contrat ? : L'adhérent ; Quand ? : À l'échéance."
