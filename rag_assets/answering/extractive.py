@@ -432,7 +432,9 @@ class ExtractiveAnswerer:
         qualified = qualified_ids(question)
         if qualified:
             named = qualified_ids(text)
-            for noun, code in qualified:
+            # in one order whatever the interpreter's string hashing: a bonus and a factor
+            # applied in turn do not commute, and sets iterate in a per-process order
+            for noun, code in sorted(qualified):
                 siblings = {c for n, c in named if n == noun} - {c for n, c in qualified if n == noun}
                 if (noun, code) in named and len(siblings) >= SIBLING_CODES:
                     continue  # "Niveau 1 Niveau 2 … Niveau 6": a list of every level picks none
@@ -440,7 +442,7 @@ class ExtractiveAnswerer:
                     score += 0.25
                 elif any(n == noun and c != code for n, c in named):
                     score *= 0.3  # "Zone B" when the question asks about zone A
-        for code in codes(question) & (present or set()):
+        for code in sorted(codes(question) & (present or set())):
             # "formule PJ2": the passage under the PJ2 heading answers, not the PJ1 one (a
             # code no passage names is a premise to flag, not a reason to answer nothing)
             where = codes(text) | codes(unit.context)

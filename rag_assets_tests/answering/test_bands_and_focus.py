@@ -3,6 +3,9 @@ falls in, never a company's legal notice or a table of contents."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from decimal import Decimal
 
 import pytest
@@ -289,3 +292,37 @@ def test_a_row_without_a_label_continues_the_row_above():
         "Franchise : Voir Dispositions Particulières.",
         "Garantie : Dommages électriques ; Montant : 2 200 €.",
     ]
+
+
+_SCORE_SCRIPT = """
+from rag_assets.answering.extractive import ExtractiveAnswerer, Unit
+
+class Weights:
+    def idf(self, term, language="fr"):
+        return 1.0
+
+    def coverage(self, terms, found, language="fr", context=None):
+        return sum(t in found for t in terms) / len(terms) if terms else 0.0
+
+text = "Le niveau 2 n'est ouvert qu'avec le niveau 3 en hospitalisation."
+unit = Unit("T1", "S1", "D1", text, text, "Garanties", "fr")
+question = "Puis-je prendre le niveau 6 en hospitalisation et le niveau 2 en optique ?"
+print(ExtractiveAnswerer(kb=None, weights=Weights()).score(question, unit))
+"""
+
+
+def test_a_sentence_s_score_does_not_depend_on_the_interpreter_s_string_hashing():
+    # the levels a question names bring a bonus (named) and a factor (a sibling named
+    # instead), which do not commute: applied in a set's order, the answer changed from one
+    # process to the next
+    scores = {
+        subprocess.run(
+            [sys.executable, "-c", _SCORE_SCRIPT],
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in range(1, 7)
+    }
+    assert len(scores) == 1
