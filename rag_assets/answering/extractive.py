@@ -77,8 +77,8 @@ def _markdown_row(cells: list[str]) -> str:
 
 
 _NEXT_SENTENCE = re.compile(r"[^\W\d]\s?[.!?]\s+[A-ZÀ-Þ«\"]")  # "… plafonds. Les …", "document ? Il …"
-# set a priori (evaluations/tuning.md): past HEADER_WORDS words a cell is a paragraph; past
-# SENTENCE_WORDS, one that opens in lower case or closes a sentence or a lead-in is one too
+# set a priori (evaluations/tuning.md): past HEADER_WORDS words a cell is a paragraph; from
+# SENTENCE_WORDS words, one that opens in lower case or closes a sentence or a lead-in is one too
 HEADER_WORDS, SENTENCE_WORDS = 25, 8
 
 
