@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
@@ -296,18 +297,12 @@ def test_a_row_without_a_label_continues_the_row_above():
 
 _SCORE_SCRIPT = """
 from rag_assets.answering.extractive import ExtractiveAnswerer, Unit
-
-class Weights:
-    def idf(self, term, language="fr"):
-        return 1.0
-
-    def coverage(self, terms, found, language="fr", context=None):
-        return sum(t in found for t in terms) / len(terms) if terms else 0.0
+from rag_assets_tests.answering.test_bands_and_focus import _Weights
 
 text = "Le niveau 2 n'est ouvert qu'avec le niveau 3 en hospitalisation."
 unit = Unit("T1", "S1", "D1", text, text, "Garanties", "fr")
 question = "Puis-je prendre le niveau 6 en hospitalisation et le niveau 2 en optique ?"
-print(ExtractiveAnswerer(kb=None, weights=Weights()).score(question, unit))
+print(ExtractiveAnswerer(kb=None, weights=_Weights()).score(question, unit))
 """
 
 
@@ -319,6 +314,7 @@ def test_a_sentence_s_score_does_not_depend_on_the_interpreter_s_string_hashing(
         subprocess.run(
             [sys.executable, "-c", _SCORE_SCRIPT],
             env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            cwd=Path(__file__).parents[2],
             capture_output=True,
             text=True,
             check=True,

@@ -52,6 +52,7 @@ def test_mx200_notice_is_two_months_from_the_amendment_and_mentions_the_original
     roles = [p.role for p in answer.paragraphs]
     assert roles == sorted(roles, key=lambda role: role == "superseded")
     for now in (p for p in answer.paragraphs if p.role != "superseded"):
+        assert "trois (3) mois" not in now.text.replace("de trois (3) mois à deux (2) mois", "")
         assert {answer.source(i).document_title for i in now.source_ids} == {
             "Avenant n° 1 au contrat de maintenance MX-200"
         }
