@@ -432,8 +432,7 @@ class ExtractiveAnswerer:
         qualified = qualified_ids(question)
         if qualified:
             named = qualified_ids(text)
-            # in one order whatever the interpreter's string hashing: a bonus and a factor
-            # applied in turn do not commute, and sets iterate in a per-process order
+            # in one fixed order: a bonus and a factor applied in turn do not commute
             for noun, code in sorted(qualified):
                 siblings = {c for n, c in named if n == noun} - {c for n, c in qualified if n == noun}
                 if (noun, code) in named and len(siblings) >= SIBLING_CODES:

@@ -217,6 +217,7 @@ def rewrite_follow_up(question: str, history: list[dict]) -> str:
         return question
     rewritten = previous
     changed = False
+    # in the order the follow-up names them: "et en zone C ou B ?" puts the first named in
     for noun, code in qualified_ids(question):
         for old_noun, old_code in qualified_ids(previous):
             if old_noun == noun and old_code != code:

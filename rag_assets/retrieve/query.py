@@ -56,14 +56,15 @@ def content_terms(text: str, language: str = "fr") -> list[str]:
     return list(seen)
 
 
-def qualified_ids(text: str) -> set[tuple[str, str]]:
-    """{("zone", "A"), ("article", "7.1")}: noun (singular, lower case) + code (upper case)."""
-    found = set()
+def qualified_ids(text: str) -> list[tuple[str, str]]:
+    """[("zone", "A"), ("article", "7.1")]: noun (singular, lower case) + code (upper case), each
+    once, in the order the text names them (a set's order changes from one process to the next)."""
+    found: dict[tuple[str, str], None] = {}
     for noun, code in _QUALIFIED.findall(text or ""):
         noun = noun.lower().rstrip("s").rstrip(".")
         noun = {"priorité": "priorite", "catégorie": "categorie", "année": "annee"}.get(noun, noun)
-        found.add((noun, code.upper()))
-    return found
+        found.setdefault((noun, code.upper()), None)
+    return list(found)
 
 
 def codes(text: str) -> set[str]:

@@ -56,6 +56,14 @@ def test_follow_up_rewrite_by_rules():
     assert route_by_rules("Quel est le préavis du contrat MX-200 ?", history).rewritten is False
 
 
+@pytest.mark.parametrize("first, then", [("C", "B"), ("B", "C"), ("D", "E"), ("E", "D"), ("2", "3"), ("3", "2")])
+def test_a_follow_up_naming_two_codes_puts_the_first_named_in(first, then):
+    # the codes were taken in a set's order, which changes from one process to the next
+    history = [{"role": "user", "content": "Quelle est la franchise pour une inondation en zone A ?"}]
+    route = route_by_rules(f"Et en zone {first} ou en zone {then} ?", history)
+    assert route.standalone_question == f"Quelle est la franchise pour une inondation en zone {first} ?"
+
+
 def test_element_labels_and_pages():
     assert element_label("Tableau", "Tableau 1 - Franchises par événement et par zone", 3) == (
         "Tableau 1 « Franchises par événement et par zone »",
