@@ -6,8 +6,9 @@ CODE_VERSIONS = {
     # 6: text-heavy "figures" read as text or tables; rules inside a borderless table; 7: chapter headings taken
     # for page headers; 8: wrapped table cells kept in their row, long-cell grids of 3+ rows stay tables; 9: page
     # headers on fewer pages than a running title back into the body; 10: contents set as title / page-number lines;
-    # 11: text a reader cannot see dropped; an Office document declaring a DTD refused before the reader opens it
-    "docling_document": "11",
+    # 11: text a reader cannot see dropped; an Office document declaring a DTD refused before the reader opens it;
+    # 12: items under one table rule whose values are bare amounts each a row
+    "docling_document": "12",
     # 3: acronym summary; 4: short sections joined; 5: their headings as heading blocks; 6: text inside pictures;
     # 7: a "Tableau …" heading no table adopts stays a heading; 8: PDF line and cell boxes, page sizes;
     # 9: a paragraph the layout cut mid-sentence joined again; 10: a group of short sections stays within its

@@ -41,6 +41,8 @@ EDGE_COVERAGE = 0.5
 SPAN_OVERLAP = 3.0
 SPAN_SHARE = 0.25
 _LIST_MARKER = re.compile(r"^(?:[(\[]?\s?(?:\d{1,3}|[a-zA-Z]|[ivxlcdmIVXLCDM]{1,5})\s?[.)\]]?|[•·▪‣◦–—-])$")
+# An amount alone in a value cell: "358 €", "1 100 €", "482 € 2" (a footnote call), "80 %".
+_BARE_VALUE = re.compile(r"^\d[\d\s.,]*\s?(?:€|e|euros?|%)(?:\s?\(?\d\)?)?$")
 _BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi", re.IGNORECASE)
 
 
@@ -363,18 +365,68 @@ def _merge_cells(
             return sorted(tuple(s) for s in spans.values())  # type: ignore[misc]
 
 
+def _item_edges(band: Sequence[TextLine], col_edges: Sequence[float]) -> list[float] | None:
+    """Rows of a band whose values are bare amounts, one per item of its first column
+    ("- comparution devant le procureur | 411 €" / "- accord du prévenu et comparution
+    immédiate" / "devant le juge du siège | 351 €" under one rule): an item opens with a
+    capital, a figure or a marker, or is a line with an amount of its own after an item
+    that has one ("Tribunal de police : | 500 €" / "infraction au code de la route | 400 €");
+    a value alone on its line belongs to the item beside it, an item without a value to the
+    one after it (a label wrapped onto a capital) unless it heads a list ("CIVI" / "- requête
+    …"). None: the band's values are not all bare amounts, or it holds one item."""
+    values = [" ".join(w.text for w in line.words if _col_of(w.cx, col_edges) > 0) for line in band]
+    if sum(bool(v) for v in values) < 2 or not all(_BARE_VALUE.match(v) for v in values if v):
+        return None
+    items: list[list[int]] = []  # line indices of each item; its value count beside
+    counts: list[int] = []
+    above: TextLine | None = None  # the last line with a label
+    for i, line in enumerate(band):
+        labelled = any(_col_of(w.cx, col_edges) == 0 for w in line.words)
+        opens = labelled and (
+            above is None or not _goes_on(line, above, col_edges) or (bool(values[i]) and counts[-1] > 0)
+        )
+        if labelled:
+            above = line
+        if opens:
+            items.append([])
+            counts.append(0)
+        elif not items:
+            return None  # a value above every label: not read here
+        items[-1].append(i)
+        counts[-1] += bool(values[i])
+    kept: list[list[int]] = []
+    pending: list[int] = []
+    for lines_of, count in zip(items, counts):
+        if pending and (
+            _LIST_MARKER.match(band[lines_of[0]].words[0].text) or band[pending[-1]].words[-1].text.endswith(":")
+        ):
+            kept.append(pending)  # a heading over its list's items ("CIVI" / "- requête …"): a row
+            pending = []
+        pending += lines_of
+        if count:
+            kept.append(pending)
+            pending = []
+    if pending and kept:
+        kept[-1] += pending
+    if len(kept) < 2:
+        return None
+    return [(band[a[-1]].b + band[b[0]].t) / 2 for a, b in zip(kept, kept[1:])]
+
+
 def _unruled_row_edges(lines: Sequence[TextLine], row_edges: Sequence[float], col_edges: Sequence[float]) -> set[float]:
     """Rows inside one ruled band: several lines each filling two or more columns
     ("Praticiens signataires | 100 % BR | 150 % BR …" under one rule) are rows of
     their own; a line filling only the first column, or opening in lowercase (its
     cells wrapped: "non agricole (chapitre « Les | simple, e-mail, via…"), continues
-    the row above."""
+    the row above. A band of bare amounts is also cut between its items (`_item_edges`)."""
     edges: set[float] = set()
     for upper, lower in zip(row_edges, row_edges[1:]):
         band = [line for line in lines if upper <= (line.t + line.b) / 2 < lower]
         full = [len({_col_of(w.cx, col_edges) for w in line.words}) >= 2 for line in band]
         if sum(full) < 2:
             continue
+        if len(col_edges) > 2:
+            edges.update(_item_edges(band, col_edges) or [])
         for i in range(1, len(band)):
             if full[i] and not _goes_on(band[i], band[i - 1], col_edges):
                 edges.add((band[i - 1].b + band[i].t) / 2)

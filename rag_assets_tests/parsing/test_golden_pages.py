@@ -140,6 +140,13 @@ CASES = {
             "headers wider than the 'oui'/'non' under them",
         ),
         Case(
+            "fee_table",
+            "maif_navigation-plaisance-nautis_2021.pdf",
+            (24,),
+            "lawyers' fee ceilings by court: a rule under each group of rows only, two items and their two "
+            "amounts under one rule, the amount set on the last line of a wrapped label",
+        ),
+        Case(
             "shifted_font",
             None,
             (1,),
@@ -594,6 +601,11 @@ def scanned(conversions: Conversions) -> Converted:
     return conversions.get("scanned")
 
 
+@pytest.fixture
+def fee_table(conversions: Conversions, shared_dir: Path) -> Converted:
+    return conversions.get("fee_table", shared_dir)
+
+
 def known_defect(reason: str):
     """A defect of the product today: the assertion stays, expected to fail until it is fixed."""
     return pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason)
@@ -988,3 +1000,23 @@ def test_generated_table_across_pages_is_one_table_with_its_header_once(
     assert generated_table_across_pages.parent_of(table).heading_path == [generated.ACROSS_HEADING]
     after = generated_table_across_pages.parent_with(generated.ACROSS_AFTER)
     assert after.heading_path == [generated.ACROSS_AFTER_HEADING]
+
+
+# Nautis p.24: the lawyers' fee ceilings
+
+
+def test_fee_table_gives_each_item_under_one_rule_its_own_amount(fee_table: Converted) -> None:
+    # one rule over two items and their two amounts read as one row ("482 € 2 358 € 2") gave
+    # each court's ceiling to no court
+    [table] = [t for t in fee_table.tables() if any("Tribunal de police" in c for row in t.rows for c in row)]
+    for item, amount in [
+        ("- comparution devant le procureur", "411 €"),
+        ("- accord du prévenu et comparution immédiate devant le juge du siège", "351 €"),
+        ("Tribunal de police", "482 € 2"),
+        ("Jugement en liquidation sur intérêts civils (après renvoi)", "358 € 2"),
+        ("Chambre des appels correctionnels", "843 €"),
+    ]:
+        row = table.row_with(item)
+        assert row[0] == item and row[-1] == amount, row
+    # a heading over its list's items stays a row of its own
+    assert table.row_with("CIVI")[0] == "CIVI"
