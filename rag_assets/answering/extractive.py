@@ -102,9 +102,15 @@ def _table_units(block_text: str, caption: str | None) -> list[tuple[str, str, s
     lines = [line for line in block_text.split("\n") if line.strip().startswith("|")]
     if len(lines) < 3:
         return [(line, line, "", "") for line in lines]
+    # a first row shaped as the rows under it, a label and bare amounts ("Assistance à garde à
+    # vue | (hors taxes) 311 €" over "Tribunal de police | 482 €"), is their first row that the
+    # layout left unmarked: read as labels, its amount was written before every row's own
+    first_is_row = _amount_row(lines[0], lines[2:])
+    body = lines[:1] + lines[2:] if first_is_row else lines[2:]
     # a header cell that is a sentence (a paragraph the layout set as the table's first row)
     # labels no column: written before every cell, it buried the row and lent it its words
-    header = [h if _labels_a_column(h) else "" for h in _cells(lines[0])]
+    header = [h if _labels_a_column(h) and not first_is_row else "" for h in _cells(lines[0])]
+    header_line = "" if first_is_row else lines[0]
     # a row's column headers are its own words when they tell its cells apart ("Arbitrage :
     # non ; Équilibre : oui"); a word every value column's header writes ("RAQVAM arbitrage,
     # RAQVAM équilibre", "Niveau 1 … Niveau 6"), or a single one, names the table
@@ -112,7 +118,7 @@ def _table_units(block_text: str, caption: str | None) -> list[tuple[str, str, s
     shared = set.intersection(*named) if len(named) > 1 else set().union(*named)
     rows = []
     merged: list[list[str]] = []
-    for line in lines[2:]:
+    for line in body:
         cells = _cells(line)
         if merged and not cells[0] and any(cells) and len(cells) == len(merged[-1]):
             merged[-1] = [f"{a} {b}".strip() for a, b in zip(merged[-1], cells)]
@@ -125,8 +131,24 @@ def _table_units(block_text: str, caption: str | None) -> list[tuple[str, str, s
             w for h, c in zip(header, cells) if c and h for w in _WORD.findall(h) if w.lower() not in shared
         )
         shown = " ; ".join(pairs)
-        rows.append((line.strip(), shown if shown.endswith((".", "!", "?")) else shown + ".", lines[0], labels))
+        rows.append((line.strip(), shown if shown.endswith((".", "!", "?")) else shown + ".", header_line, labels))
     return rows
+
+
+# an amount alone in a cell, after a parenthesis at most: "(hors taxes) 311 €", "482 € 2", "80 %"
+_BARE_AMOUNT = re.compile(r"^(?:\([^)]*\)\s*)?\d[\d\s\u00a0\u202f.,]*\s?(?:€|%|euros?)(?:\s?\(?\d\)?)?$")
+
+
+def _amount_row(first: str, rows: list[str]) -> bool:
+    """Whether a table's first row is a row of data: a label, then only bare amounts, as most
+    rows under it with values."""
+    cells = _cells(first)
+    if len(cells) < 2 or not cells[0] or not all(_BARE_AMOUNT.match(c) for c in cells[1:] if c) or not any(cells[1:]):
+        return False
+    valued = [_cells(row)[1:] for row in rows]
+    valued = [values for values in valued if any(values)]
+    bare = [all(_BARE_AMOUNT.match(c) for c in values if c) for values in valued]
+    return len(bare) >= 2 and 2 * sum(bare) > len(bare)
 
 
 def band_column(unit: Unit, asked, asked_terms: frozenset[str] = frozenset()) -> str:

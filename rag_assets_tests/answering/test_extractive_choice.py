@@ -497,3 +497,22 @@ def test_a_paragraph_set_in_a_table_s_header_row_labels_no_column():
     assert _table_units(items, None)[0][1] == "● ; les frais de démolition."
     asked = "| Qui peut résilier le contrat ? | Quand ? |\n|---|---|\n| L'adhérent | À l'échéance |"
     assert _table_units(asked, None)[0][1] == "Qui peut résilier le contrat ? : L'adhérent ; Quand ? : À l'échéance."
+
+
+def test_a_table_s_first_row_shaped_as_its_rows_is_a_row_not_labels():
+    # the layout left the first row unmarked: read as labels, its amount was written before
+    # every row's own ("(hors taxes) 311 € : 843 €")
+    table = (
+        "| Assistance à garde à vue | (hors taxes) 311 € |\n|---|---|\n"
+        "| Tribunal de police | 482 € 2 |\n| Chambre des appels correctionnels | 843 € |"
+    )
+    units = _table_units(table, None)
+    assert [shown for _, shown, _, _ in units] == [
+        "Assistance à garde à vue ; (hors taxes) 311 €.",
+        "Tribunal de police ; 482 € 2.",
+        "Chambre des appels correctionnels ; 843 €.",
+    ]
+    assert all(header == "" for _, _, header, _ in units)
+    # amounts as column labels over rows of another kind stay labels
+    options = "| Franchise | 150 € | 300 € |\n|---|---|---|\n| Bris de glace | oui | non |\n| Vol | oui | oui |"
+    assert _table_units(options, None)[0][1] == "Franchise : Bris de glace ; 150 € : oui ; 300 € : non."
