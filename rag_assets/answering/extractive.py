@@ -19,6 +19,7 @@ from rag_assets.answering.model import NO_SOURCE, Paragraph, SubQuestion
 from rag_assets.answering.safety import looks_like_instruction
 from rag_assets.answering.terms import TermWeights
 from rag_assets.retrieve.query import analyze, codes, content_terms, qualified_ids
+from rag_assets.text.amounts import BARE_AMOUNT
 from rag_assets.text.language import detect_language as language_of
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[«\"(\[A-ZÀ-ÖØ-Þ0-9])|\n+")
@@ -135,19 +136,15 @@ def _table_units(block_text: str, caption: str | None) -> list[tuple[str, str, s
     return rows
 
 
-# an amount alone in a cell, after a parenthesis at most: "(hors taxes) 311 €", "482 € 2", "80 %"
-_BARE_AMOUNT = re.compile(r"^(?:\([^)]*\)\s*)?\d[\d\s\u00a0\u202f.,]*\s?(?:€|%|euros?)(?:\s?\(?\d\)?)?$")
-
-
 def _amount_row(first: str, rows: list[str]) -> bool:
     """Whether a table's first row is a row of data: a label, then only bare amounts, as most
     rows under it with values."""
     cells = _cells(first)
-    if len(cells) < 2 or not cells[0] or not all(_BARE_AMOUNT.match(c) for c in cells[1:] if c) or not any(cells[1:]):
+    if len(cells) < 2 or not cells[0] or not all(BARE_AMOUNT.match(c) for c in cells[1:] if c) or not any(cells[1:]):
         return False
     valued = [_cells(row)[1:] for row in rows]
     valued = [values for values in valued if any(values)]
-    bare = [all(_BARE_AMOUNT.match(c) for c in values if c) for values in valued]
+    bare = [all(BARE_AMOUNT.match(c) for c in values if c) for values in valued]
     return len(bare) >= 2 and 2 * sum(bare) > len(bare)
 
 

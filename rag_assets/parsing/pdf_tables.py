@@ -27,6 +27,7 @@ from docling_core.types.doc import BoundingBox, CoordOrigin, TableCell
 from docling_core.types.doc.page import TextCell
 
 from rag_assets.parsing.text_repair import clean_cell_text, join_lines
+from rag_assets.text.amounts import BARE_AMOUNT
 
 # Rules thicker than this are filled areas (shading, bars), not lines.
 RULE_MAX_THICKNESS = 2.0
@@ -41,8 +42,6 @@ EDGE_COVERAGE = 0.5
 SPAN_OVERLAP = 3.0
 SPAN_SHARE = 0.25
 _LIST_MARKER = re.compile(r"^(?:[(\[]?\s?(?:\d{1,3}|[a-zA-Z]|[ivxlcdmIVXLCDM]{1,5})\s?[.)\]]?|[•·▪‣◦–—-])$")
-# An amount alone in a value cell: "358 €", "1 100 €", "482 € 2" (a footnote call), "80 %".
-_BARE_VALUE = re.compile(r"^\d[\d\s.,]*\s?(?:€|e|euros?|%)(?:\s?\(?\d\)?)?$")
 _BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi", re.IGNORECASE)
 
 
@@ -375,7 +374,7 @@ def _item_edges(band: Sequence[TextLine], col_edges: Sequence[float]) -> list[fl
     one after it (a label wrapped onto a capital) unless it heads a list ("CIVI" / "- requête
     …"). None: the band's values are not all bare amounts, or it holds one item."""
     values = [" ".join(w.text for w in line.words if _col_of(w.cx, col_edges) > 0) for line in band]
-    if sum(bool(v) for v in values) < 2 or not all(_BARE_VALUE.match(v) for v in values if v):
+    if sum(bool(v) for v in values) < 2 or not all(BARE_AMOUNT.match(v) for v in values if v):
         return None
     items: list[list[int]] = []  # line indices of each item; its value count beside
     counts: list[int] = []
