@@ -451,8 +451,8 @@ class ExtractiveAnswerer:
         qualified = qualified_ids(question)
         if qualified:
             named = qualified_ids(text)
-            # in one fixed order: a bonus and a factor applied in turn do not commute
-            for noun, code in sorted(qualified):
+            # in the question's order (`qualified_ids`): a bonus and a factor do not commute
+            for noun, code in qualified:
                 siblings = {c for n, c in named if n == noun} - {c for n, c in qualified if n == noun}
                 if (noun, code) in named and len(siblings) >= SIBLING_CODES:
                     continue  # "Niveau 1 Niveau 2 … Niveau 6": a list of every level picks none
